@@ -1,0 +1,5 @@
+"""``python -m onestep_theory`` entry point."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,38 @@
+import json
+import pathlib
+import subprocess
+import sys
+
+import mpmath
+import pytest
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _reset_mpmath_precision():
+    """No test may leak mpmath precision (mpmath style: reset around every test)."""
+    mpmath.mp.dps = 15
+    yield
+    leaked = mpmath.mp.dps
+    mpmath.mp.dps = 15
+    assert leaked == 15, f"global mpmath precision leaked: dps={leaked}"
+
+
+@pytest.fixture(scope="session")
+def hermite_ref():
+    return json.loads((DATA / "hermite_reference.json").read_text())
+
+
+def run_cli(*args, timeout=600):
+    """Run ``python -m onestep_theory ARGS``; return (returncode, stdout, stderr)."""
+    p = subprocess.run([sys.executable, "-m", "onestep_theory", *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def agree(a, b, digits):
+    """|a - b| <= 10**-digits * max(1, |b|), evaluated at enough precision."""
+    with mpmath.workdps(digits + 15):
+        a, b = mpmath.mpf(a), mpmath.mpf(b)
+        return abs(a - b) <= mpmath.mpf(10) ** (-digits) * max(1, abs(b))
