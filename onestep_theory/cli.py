@@ -165,7 +165,12 @@ def main(argv=None) -> int:
             warnings.simplefilter("default")
             return args._handler(args)
     except InvalidParameterError as exc:
-        print(f"onestep-theory {args.command}: error: {exc}", file=sys.stderr)
+        msg = str(exc)
+        flag = "--" + str(exc.param).replace("_", "-")
+        argv_list = sys.argv[1:] if argv is None else list(argv)
+        if flag in argv_list and msg.startswith(f"{exc.param}="):
+            msg = flag + msg[len(str(exc.param)):]
+        print(f"onestep-theory {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
     except ConvergenceError as exc:
         print(f"onestep-theory {args.command}: numerical failure: {exc}", file=sys.stderr)

@@ -1,0 +1,139 @@
+r"""Network after one giant step → equivalent spiked-random-features parameters (r, c, γ).
+
+Implements Result 3.1 of [CPDKLZL24], eqs. (9)–(12), as specified in ``srf-theory.md`` §2:
+
+.. math::
+    \gamma=\frac{\mu_1^\star}{\sqrt{\mu_1^{\star2}+\mu_2^\star/\alpha_0}},\qquad
+    r=\tilde\eta\,\mu_1\sqrt{\mu_1^{\star2}+\mu_2^\star/\alpha_0},\qquad
+    c=1+\frac{\tilde\eta^2}{\alpha_0}\mu_2^\star\check\mu_1^2,
+
+with :math:`\mu_1=\mathbb E\sigma'(z)`, :math:`\check\mu_1^2=\mathbb E\sigma'(z)^2-\mu_1^2`,
+:math:`\mu_1^\star=\mathbb E[z\sigma_\star(z)]` and :math:`\mu_2^\star=\|\sigma_\star\|^2+\Delta`
+(label noise included).  The earlier variant ``c_formula="v1"`` multiplies the increment of
+:math:`c` by :math:`\mu_1^2` (the authors' notebook until May 2024).
+
+References
+----------
+[CPDKLZL24] H. Cui et al., arXiv:2402.04980, Result 3.1 and App. A (33)–(56).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import mpmath
+import sympy as sp
+
+from .errors import HypothesisError, InvalidParameterError
+from .exact import GUARD_DIGITS, check_range, to_exact, to_mpf
+from .hermite import Activation
+from .results import Result, provenance
+
+__all__ = ["SRFParams", "srf_params", "NonOddWarning"]
+
+
+class NonOddWarning(UserWarning):
+    """Result 3.1 was derived and validated for odd activations only (srf-theory.md §2, Validity)."""
+
+
+@dataclasses.dataclass
+class SRFParams(Result):
+    """Spike strength ``r``, bulk variance ``c`` and alignment ``gamma`` of the sRF model (Def. 3.1)."""
+
+    r: object
+    c: object
+    gamma: object
+    mu1: object
+    mu1_check_sq: object
+    mu1_star: object
+    mu2_star: object
+    alpha0: object
+    eta: object
+    noise_var: object
+    c_formula: str
+    dps: int
+    provenance: dict
+
+    def floats(self) -> tuple:
+        return float(self.r), float(self.c), float(self.gamma)
+
+
+def _student_constants(student: Activation, dps: int):
+    mu1 = student.coeff(1, dps)  # E[z sigma] = E sigma'
+    m2p = student.deriv_second_moment(dps)
+    with mpmath.workdps(dps + GUARD_DIGITS):
+        return mu1, m2p - mu1**2
+
+
+def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "corrected", dps: int = 20,
+               strict_odd: bool = False) -> SRFParams:
+    r"""Equivalent sRF parameters of a network after one giant step (Result 3.1 of [CPDKLZL24]).
+
+    Parameters
+    ----------
+    student, teacher : str, sympy.Expr or Activation
+        :math:`\sigma` (needs :math:`\sigma'\in L^2`) and :math:`\sigma_\star`.
+    alpha0 : number or "inf"
+        Step batch ratio :math:`n_0/d > 0`; ``"inf"`` gives perfect alignment (γ = 1, c = 1).
+        ``0`` means "no step" (RF limit r = 0, c = 1, γ = 0), as in the reference notebook.
+    eta : number
+        :math:`\tilde\eta\ge0` with :math:`\eta=\tilde\eta p`.
+    noise_var : number
+        Label-noise variance :math:`\Delta\ge0` (enters :math:`\mu_2^\star`).
+    c_formula : {"corrected", "v1"}
+        Eq. (11) as validated by simulation (default) or the earlier variant with the extra
+        :math:`\mu_1^2` factor.
+    strict_odd : bool
+        Raise instead of warning when :math:`\mathbb E\sigma\ne0` or :math:`\mathbb E\sigma''\ne0`.
+
+    Examples
+    --------
+    >>> p = srf_params("tanh", "sin", 20, 3)                  # srf-theory.md §11.2, case A
+    >>> [mpmath.nstr(v, 10) for v in (p.r, p.gamma, p.c)]
+    ['1.134055509', '0.9718544445', '1.018973201']
+    """
+    if c_formula not in ("corrected", "v1"):
+        raise InvalidParameterError("c_formula", c_formula, "'corrected' or 'v1'")
+    s = Activation.from_any(student, "student")
+    t = Activation.from_any(teacher, "teacher")
+    a0 = to_exact(alpha0, "alpha0", allow_infinite=True)
+    if not (a0 >= 0):
+        raise InvalidParameterError("alpha0", alpha0, "a real number >= 0, or inf")
+    et = check_range(eta, "eta", 0, None, lo_open=False)
+    dv = check_range(noise_var, "noise_var", 0, None, lo_open=False)
+    _check_odd(s, strict_odd)
+    mu1, mu1c2 = _student_constants(s, dps)
+    with mpmath.workdps(dps + GUARD_DIGITS):
+        mu1s = t.coeff(1, dps)
+        t_norm2 = t.second_moment(dps)
+        mu2s = t_norm2 + to_mpf(dv, dps)
+        e = to_mpf(et, dps)
+        if a0 == 0 or et == 0:
+            r, c, g = mpmath.mpf(0), mpmath.mpf(1), mpmath.mpf(0)
+        elif a0 == sp.oo:
+            r, c, g = e * mu1 * abs(mu1s), mpmath.mpf(1), mpmath.mpf(1) if mu1s >= 0 else mpmath.mpf(-1)
+        else:
+            al = to_mpf(a0, dps)
+            g_norm = mpmath.sqrt(mu1s**2 + mu2s / al)
+            g = mu1s / g_norm
+            r = e * mu1 * g_norm
+            inc = e**2 / al * mu2s * mu1c2
+            c = 1 + (inc * mu1**2 if c_formula == "v1" else inc)
+    return SRFParams(r=+r, c=+c, gamma=+g, mu1=mu1, mu1_check_sq=mu1c2, mu1_star=mu1s, mu2_star=mu2s,
+                     alpha0=a0, eta=et, noise_var=dv, c_formula=c_formula, dps=dps,
+                     provenance=provenance(dps=dps, method="closed form",
+                                           references=["[CPDKLZL24] Result 3.1, eqs. (9)-(12)",
+                                                       "srf-theory.md §2"]))
+
+
+def _check_odd(s: Activation, strict: bool) -> None:
+    """Result 3.1 assumes E sigma = E sigma'' = 0 (srf-theory.md §2, Validity)."""
+    mean = s.mean(20)
+    z_dsig = s.derivative().coeff(1, 20)  # E[z sigma'(z)] = E sigma''
+    if abs(mean) > 1e-12 or abs(z_dsig) > 1e-12:
+        msg = (f"Result 3.1 assumes an odd student (E sigma = {mpmath.nstr(mean, 5)}, "
+               f"E sigma'' = {mpmath.nstr(z_dsig, 5)}); the mapping is unvalidated here")
+        if strict:
+            raise HypothesisError("student", s.name, "an odd activation (E sigma = E sigma'' = 0)", msg)
+        warnings.warn(msg, NonOddWarning, stacklevel=3)
