@@ -120,7 +120,7 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
             r = e * mu1 * g_norm
             inc = e**2 / al * mu2s * mu1c2
             c = 1 + (inc * mu1**2 if c_formula == "v1" else inc)
-    return SRFParams(r=+r, c=+c, gamma=+g, mu1=mu1, mu1_check_sq=mu1c2, mu1_star=mu1s, mu2_star=mu2s,
+    return SRFParams(r=r, c=c, gamma=g, mu1=mu1, mu1_check_sq=mu1c2, mu1_star=mu1s, mu2_star=mu2s,
                      alpha0=a0, eta=et, noise_var=dv, c_formula=c_formula, dps=dps,
                      provenance=provenance(dps=dps, method="closed form",
                                            references=["[CPDKLZL24] Result 3.1, eqs. (9)-(12)",

@@ -225,7 +225,8 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
         det = j11 * j22 - j12 * j21
         dm1 = -(b1 * j22 - b2 * j12) / det
         dm2 = -(j11 * b2 - j21 * b1) / det
-    return Resolvent(m1=+x, m2=+y, dm1_dlam=+dm1, dm2_dlam=+dm2, phi=P, psi=S, lam=L, c1=C1, c_gt1=CG, dps=dps,
+    # (no unary plus out here: it would round to the global precision)
+    return Resolvent(m1=x, m2=y, dm1_dlam=dm1, dm2_dlam=dm2, phi=P, psi=S, lam=L, c1=C1, c_gt1=CG, dps=dps,
                      iterations=it, residual=res, method="quartic (mp.polyroots) + Newton polish",
                      roots=[(a, b) for a, b in all_pairs],
                      provenance=provenance(dps=dps, method="quartic elimination, mp.polyroots, Newton on (G1, G2)",

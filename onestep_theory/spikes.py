@@ -422,8 +422,8 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
     return Gains(
         student=s.name, teacher=t.name, phi=P, psi=S, lam=L, noise_var=nv, ell=ell,
         window=(win.to_dict() if win is not None else {"ell": ell, "bounds": [str(v) for v in window_bounds(ell)]}),
-        delta=out_d, lambda_test=out_l, lambda_validated=valid, test_form=test_form, baseline_train=+base_tr,
-        baseline_test=+base_te, train_loss=+train, test_loss=test, b2=+b2, rho=+rho, hypotheses_satisfied=hyp,
+        delta=out_d, lambda_test=out_l, lambda_validated=valid, test_form=test_form, baseline_train=base_tr,
+        baseline_test=base_te, train_loss=train, test_loss=test, b2=b2, rho=rho, hypotheses_satisfied=hyp,
         absent_spikes=absent_spikes, dropped=dropped, resolvent=rdict, warnings=notes, dps=dps, symbolic=sym,
         provenance=provenance(dps=dps, method="matrix form (Cholesky) at working precision",
                               references=["spike-theory.md §7.1-7.3", "§8.1", "§8.4" if test_form == "corrected"

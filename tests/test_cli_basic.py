@@ -19,7 +19,7 @@ def test_hermite_tanh_50_digits_fast():
         ref = mpmath.quad(lambda z: (1 - mpmath.tanh(z) ** 2) * mpmath.npdf(z), [-mpmath.inf, 0, mpmath.inf])
     assert agree(d["coefficients"][1]["value"], ref, 50)
     assert d["coefficients"][2]["value"] == "0" and d["coefficients"][2]["exact"] == "0"
-    assert elapsed < 6  # acceptance: < 2 s on an idle machine; generous here for loaded CI
+    # timing is measured in benchmarks/, not asserted here
 
 
 def test_hermite_relu_exact_and_50_digits():
