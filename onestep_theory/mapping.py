@@ -90,8 +90,8 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
     Examples
     --------
     >>> p = srf_params("tanh", "sin", 20, 3)                  # srf-theory.md §11.2, case A
-    >>> [mpmath.nstr(v, 10) for v in (p.r, p.gamma, p.c)]
-    ['1.134055509', '0.9718544445', '1.018973201']
+    >>> [mpmath.nstr(v, 11) for v in (p.r, p.gamma, p.c)]
+    ['1.1340555093', '0.97185444449', '1.0189732005']
     """
     if c_formula not in ("corrected", "v1"):
         raise InvalidParameterError("c_formula", c_formula, "'corrected' or 'v1'")

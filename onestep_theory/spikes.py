@@ -108,10 +108,8 @@ def omega_inv_symbolic(ell: int, drop: tuple = ()) -> sp.Matrix:
     r""":math:`[\Omega^{-1}]_{ij}=b^{i+j}\frac\psi\phi\big[m_2\xi_{i,1}\xi_{j,1}+m_1\sum_{k\ne1}^{\min(i,j)}k!\xi_{i,k}\xi_{j,k}\big]`
     (spike-theory.md §7.2), rows/columns ``i, j`` in ``1..ell`` minus ``drop``.
 
-    >>> omega_inv_symbolic(2)
-    Matrix([
-    [b**2*m2*psi/phi,                   0],
-    [              0, 3*b**4*m1*psi/phi]])
+    >>> omega_inv_symbolic(2).tolist()
+    [[b**2*m2*psi/phi, 0], [0, 3*b**4*m1*psi/phi]]
     """
     rows = _rows(ell, drop)
     out = sp.zeros(len(rows), len(rows))
