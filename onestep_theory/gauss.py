@@ -43,6 +43,7 @@ __all__ = [
     "expect_numeric",
     "expect_numeric_many",
     "expect_numeric_vec",
+    "tanh_sinh_vec",
 ]
 
 
@@ -227,58 +228,66 @@ def _lambdified_pieces(f: sp.Expr):
     return tuple(_quad_pieces(f))
 
 
-def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 12) -> list:
-    r"""Numeric :math:`\mathbb E[f(Z)\,w_j(Z)]`, ``j < nw``, in one tanh-sinh pass.
+def tanh_sinh_vec(segments, wfun, nw: int, dps: int, *, maxdegree: int = 12, label: str = "integrand") -> list:
+    r"""Vector-valued tanh-sinh quadrature of :math:`\int f(t)\,w_j(t)\,\varphi(t)\,dt`, ``j < nw``.
 
-    ``wfun(t, f(t))`` returns the list of the ``nw`` weights at ``t``.  Each piece of *f* is
-    integrated over its own interval, split at 0 and at every kink (``hermite.md``
-    §5.4), by the tanh-sinh rule of mpmath (its nodes, our summation), so ``f`` is
-    evaluated once per node for all weights.  Degrees are raised until the
-    mpmath error estimate of every component is below ``10**-(dps+4)`` times the
-    scale of the integrals; otherwise :class:`QuadratureError`.  Runs inside
-    ``mp.workdps(dps + GUARD_DIGITS)`` and returns ``mpf`` values.
+    ``segments`` is a list of ``(points, f)`` with ``points`` increasing mpf end points (``±inf``
+    allowed) between which ``f`` is smooth.  ``wfun(t, f(t))`` returns the ``nw`` weights.
+    mpmath's tanh-sinh nodes, our summation: ``f`` is evaluated once per node for all weights.
+    Degrees are raised until mpmath's error estimate of every component is below
+    ``10**-(dps+4)`` times the scale of the integrals, else :class:`QuadratureError`.
+    Must be called inside the caller's ``mp.workdps`` block.
     """
     from mpmath.calculus.quadrature import TanhSinh
 
+    ctx = mpmath.mp
+    rule = TanhSinh(ctx)
+    prec = ctx.prec
+    norm = 1 / mpmath.sqrt(2 * mpmath.pi)
+    eps = mpmath.mpf(10) ** (-(dps + 4))
+    totals = [mpmath.mpf(0)] * nw
+    for pts, fn in segments:
+        for a, b in zip(pts[:-1], pts[1:]):
+            if a == b:
+                continue
+            results = []
+            err = mpmath.inf
+            for degree in range(1, maxdegree + 1):
+                h = mpmath.ldexp(1, -degree)
+                acc = [r / (2 * h) for r in results[-1]] if results else [mpmath.mpf(0)] * nw
+                for t, w in rule.get_nodes(a, b, degree, prec):
+                    fv = fn(t)
+                    if fv == 0:
+                        continue
+                    base = w * fv * mpmath.exp(-t * t / 2) * norm
+                    ws = wfun(t, fv)
+                    for j in range(nw):
+                        acc[j] += base * ws[j]
+                results.append([h * v for v in acc])
+                if degree > 1:
+                    scale = max(1, max(abs(v) for v in results[-1]))
+                    err = max(rule.estimate_error([r[j] for r in results], prec, eps) for j in range(nw))
+                    if err <= eps * scale:
+                        break
+            scale = max(1, max(abs(v) for v in results[-1]))
+            if not err <= eps * scale:
+                raise QuadratureError(
+                    f"Gaussian quadrature of {label} on [{mpmath.nstr(a, 5)}, {mpmath.nstr(b, 5)}] did not reach "
+                    f"{dps} digits (error estimate {mpmath.nstr(err, 3)})", iterations=maxdegree, residual=float(err))
+            totals = [u + v for u, v in zip(totals, results[-1])]
+    return totals
+
+
+def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 12) -> list:
+    r"""Numeric :math:`\mathbb E[f(Z)\,w_j(Z)]`, ``j < nw``, in one tanh-sinh pass.
+
+    Each piece of *f* is integrated over its own interval, split at 0 and at every kink
+    (``hermite.md`` §5.4), by :func:`tanh_sinh_vec`.  Runs inside
+    ``mp.workdps(dps + GUARD_DIGITS)`` and returns ``mpf`` values.
+    """
     with mpmath.workdps(dps + GUARD_DIGITS):
-        ctx = mpmath.mp
-        rule = TanhSinh(ctx)
-        prec = ctx.prec
-        norm = 1 / mpmath.sqrt(2 * mpmath.pi)
-        eps = mpmath.mpf(10) ** (-(dps + 4))
-        totals = [mpmath.mpf(0)] * nw
-        worst = mpmath.mpf(0)
-        for pts, fn in _lambdified_pieces(f):
-            mp_pts = [to_mpf(p, dps) for p in pts]
-            for a, b in zip(mp_pts[:-1], mp_pts[1:]):
-                results = []
-                err = mpmath.inf
-                for degree in range(1, maxdegree + 1):
-                    h = mpmath.ldexp(1, -degree)
-                    acc = [r / (2 * h) for r in results[-1]] if results else [mpmath.mpf(0)] * nw
-                    for t, w in rule.get_nodes(a, b, degree, prec):
-                        fv = fn(t)
-                        if fv == 0:
-                            continue
-                        base = w * fv * mpmath.exp(-t * t / 2) * norm
-                        ws = wfun(t, fv)
-                        for j in range(nw):
-                            acc[j] += base * ws[j]
-                    results.append([h * v for v in acc])
-                    if degree > 1:
-                        scale = max(1, max(abs(v) for v in results[-1]))
-                        err = max(rule.estimate_error([r[j] for r in results], prec, eps) for j in range(nw))
-                        if err <= eps * scale:
-                            break
-                scale = max(1, max(abs(v) for v in results[-1]))
-                if not err <= eps * scale:
-                    raise QuadratureError(
-                        f"Gaussian quadrature of {f} on [{mpmath.nstr(a, 5)}, {mpmath.nstr(b, 5)}] did not reach "
-                        f"{dps} digits (error estimate {mpmath.nstr(err, 3)})", iterations=maxdegree,
-                        residual=float(err))
-                worst = max(worst, err)
-                totals = [u + v for u, v in zip(totals, results[-1])]
-        return [+t for t in totals]
+        segs = [([to_mpf(p, dps) for p in pts], fn) for pts, fn in _lambdified_pieces(f)]
+        return [+t for t in tanh_sinh_vec(segs, wfun, nw, dps, maxdegree=maxdegree, label=str(f))]
 
 
 def expect_numeric_many(f: sp.Expr, weights, dps: int) -> list:
