@@ -21,6 +21,7 @@ from .errors import InvalidParameterError
 
 __all__ = [
     "GUARD_DIGITS",
+    "to_float",
     "to_exact",
     "to_mpf",
     "nstr",
@@ -74,6 +75,7 @@ def to_exact(value, param: str = "value", *, allow_infinite: bool = False) -> sp
             man, exp = value.man_exp
             expr = sp.Integer(man) * sp.Integer(2) ** exp
     elif isinstance(value, float):
+        value = float(value)  # numpy float64 -> float (its repr differs)
         if math.isinf(value):
             expr = sp.oo if value > 0 else -sp.oo
         elif math.isnan(value):
@@ -105,6 +107,19 @@ def to_exact(value, param: str = "value", *, allow_infinite: bool = False) -> sp
     if expr.is_real is False or (expr.is_real is None and abs(sp.im(sp.N(expr, 30))) > 0):
         raise InvalidParameterError(param, value, "a real number")
     return expr
+
+
+def to_float(value, param: str = "value") -> float:
+    """float64 value of a number or an exact string (for float64 fast paths; no inexactness warning)."""
+    if isinstance(value, bool):
+        raise InvalidParameterError(param, value, "a real number")
+    if isinstance(value, (int, float, numbers.Real)) and not isinstance(value, sp.Basic):
+        v = float(value)
+    else:
+        v = float(to_exact(value, param, allow_infinite=True))
+    if math.isnan(v):
+        raise InvalidParameterError(param, value, "a real number")
+    return v
 
 
 def to_mpf(value, dps: int):

@@ -1,0 +1,206 @@
+"""``onestep-theory srf | srf-curve | bounds | spectrum`` (spiked random features, srf-theory.md)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+
+from .cli import _int_in, add_json, command, emit
+from .cli_simulate import float_list
+from .results import serialize
+
+
+def _exact(text):
+    return text
+
+
+def _rcg_args(p, need_teacher=True):
+    p.add_argument("--student", required=True)
+    p.add_argument("--teacher", required=need_teacher)
+    p.add_argument("--noise-var", type=_exact, default="0", help="label-noise variance Delta >= 0")
+    p.add_argument("--alpha0", type=_exact, help="n0/d of the gradient step ('inf' = perfect alignment)")
+    p.add_argument("--eta", type=_exact, help="learning rate eta~ (eta = eta~ p)")
+    p.add_argument("--r", type=_exact)
+    p.add_argument("--c", type=_exact)
+    p.add_argument("--gamma", type=_exact)
+    p.add_argument("--c-formula", choices=["corrected", "v1"], default="corrected")
+
+
+def _solver_args(p):
+    p.add_argument("--no-spike-channel", action="store_true", help="theta channel off (notebook-printed variant)")
+    p.add_argument("--spectrum-mode", choices=["mp", "empirical"], default="mp",
+                   help="F3 asymptotic MP (default) or F1 on a sampled bulk (--empirical-d, --seed)")
+    p.add_argument("--empirical-d", type=_int_in("--empirical-d", 2, 20000), default=2000)
+    p.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=0)
+    p.add_argument("--no-cross-term", action="store_true")
+    p.add_argument("--kappa-nodes", type=_int_in("--kappa-nodes", 11, 2001), default=101)
+    p.add_argument("--inner-nodes", type=_int_in("--inner-nodes", 5, 2001), default=61)
+    p.add_argument("--tol", type=float, default=1e-10)
+
+
+def _kw(args):
+    from .errors import InvalidParameterError
+
+    kw = dict(noise_var=args.noise_var, c_formula=args.c_formula)
+    if args.r is not None or args.c is not None or args.gamma is not None:
+        kw.update(r=args.r, c=args.c, gamma=args.gamma)
+    else:
+        if args.alpha0 is None or args.eta is None:
+            raise InvalidParameterError("alpha0", args.alpha0, "--alpha0 and --eta, or --r --c --gamma")
+        kw.update(alpha0=args.alpha0, eta=args.eta)
+    return kw
+
+
+def _solver_kw(args):
+    kw = dict(spike_channel=not args.no_spike_channel, spectrum=args.spectrum_mode, cross_term=not args.no_cross_term,
+              kappa_nodes=args.kappa_nodes, inner_nodes=args.inner_nodes, tol=args.tol)
+    return kw
+
+
+def _empirical(args, rcg, beta):
+    from .simulate import sizes_srf
+    from .srf import empirical_spectrum
+
+    d, _, p, _ = sizes_srf(args.empirical_d, alpha=1, beta=float(beta))
+    return empirical_spectrum(d, p, float(rcg[1]), float(rcg[2]), seed=args.seed)
+
+
+def _resolve(args):
+    from .srf import _resolve_rcg
+
+    kw = _kw(args)
+    return _resolve_rcg(args.student, args.teacher, kw.get("r"), kw.get("c"), kw.get("gamma"), kw.get("alpha0"),
+                        kw.get("eta"), args.noise_var, args.c_formula)
+
+
+def _run_srf(args):
+    from .srf import srf_solve
+
+    rr, cc, gg, _ = _resolve(args)
+    skw = _solver_kw(args)
+    if args.spectrum_mode == "empirical":
+        skw["empirical"] = _empirical(args, (rr, cc, gg), args.beta)
+    sol = srf_solve(args.student, args.teacher, alpha=args.alpha, beta=args.beta, lam=args.lam, r=rr, c=cc, gamma=gg,
+                    noise_var=args.noise_var, dps=args.dps, **skw)
+    d = sol.to_dict()
+    digits = args.dps or 10
+    out = {"r": d["r"], "c": d["c"], "gamma": d["gamma"], "test_error": d["test_error"],
+           "order": {**d["order"], **d["hats"]}, "D": d["D"], "iterations": d["iterations"],
+           "newton_steps": d["newton_steps"], "residual": d["residual"], "status": d["status"], "options": d["options"],
+           "params": {"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var},
+           "provenance": d["provenance"]}
+    lines = [f"sRF: student {args.student}, teacher {args.teacher}; r={serialize(sol.r, 10)}, c={serialize(sol.c, 10)}, "
+             f"gamma={serialize(sol.gamma, 10)}; alpha={args.alpha}, beta={args.beta}, lam={args.lam}",
+             f"test error eps_g = {serialize(sol.test_error, digits)}"]
+    for k, v in out["order"].items():
+        lines.append(f"  {k:<10} = {serialize(v, digits) if not isinstance(v, str) else v}")
+    lines.append(f"({sol.iterations} fixed-point iterations, {sol.newton_steps} Newton steps, residual "
+                 f"{float(sol.residual):.2e})")
+    emit(args, out, "\n".join(lines))
+    return 0
+
+
+def _run_curve(args):
+    from .bounds import best_linear
+    from .srf import srf_curve
+
+    kw = _kw(args)
+    sols = srf_curve(args.student, args.teacher, args.alphas, beta=args.beta, lam=args.lam, **kw, **_solver_kw(args))
+    bl = best_linear(args.teacher)
+    rows = [{"alpha": a, "test_error": float(s.test_error), **{k: float(v) for k, v in s.order.items()},
+             "iterations": s.iterations, "residual": float(s.residual), "best_linear": bl}
+            for a, s in zip(args.alphas, sols)]
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            wr.writeheader()
+            wr.writerows(rows)
+    buf = io.StringIO()
+    wr = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    wr.writeheader()
+    wr.writerows(rows)
+    emit(args, {"rows": rows, "r": float(sols[0].r), "c": float(sols[0].c), "gamma": float(sols[0].gamma),
+                "params": {"beta": args.beta, "lam": args.lam}}, buf.getvalue().rstrip())
+    return 0
+
+
+def _run_bounds(args):
+    from .bounds import bounds
+
+    if args.optimize_eta:
+        b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", noise_var=args.noise_var,
+                   optimize_eta=True, eta_max=args.eta_max, c_formula=args.c_formula)
+    elif args.r is not None:
+        b = bounds(args.student, args.teacher, r=args.r, c=args.c or 1, gamma=args.gamma or 1)
+    else:
+        b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", eta=args.eta, noise_var=args.noise_var,
+                   c_formula=args.c_formula)
+    d = b.to_dict()
+    text = "\n".join(f"{k:<12} = {d[k]}" for k in ("upper", "lower", "best_linear", "r", "c", "gamma", "eta_upper",
+                                                    "eta_lower", "extension"))
+    emit(args, d, text)
+    return 0
+
+
+def _run_spectrum(args):
+    import numpy as np
+
+    from .spectrum import spectrum
+
+    rr, cc, gg, _ = _resolve(args)
+    xs = np.array(args.z) if args.z else None
+    sp_ = spectrum(args.student, r=rr, c=cc, alpha=args.alpha, beta=args.beta, xs=xs, lams=args.lam)
+    d = sp_.to_dict()
+    if args.d:
+        d["mean_spike"] = d["mean_spike_per_d"] * args.d
+    lines = [f"{'x':>12} {'density':>14}"] + [f"{x:>12.6g} {y:>14.6g}" for x, y in zip(sp_.x, sp_.density)]
+    lines += [f"V2(-{k}) = {v:.10g}" for k, v in sp_.stieltjes_at_minus_lambda.items()]
+    lines.append(f"atom at 0: {sp_.atom_at_zero:.6g};  mean spike / d = alpha E mu0^2 = {sp_.mean_spike_per_d:.8g}")
+    emit(args, d, "\n".join(lines))
+    return 0
+
+
+@command("srf", "sRF saddle point and test error (Result 3.3 of [CPDKLZL24])")
+def _setup_srf(p):
+    _rcg_args(p)
+    p.add_argument("--alpha", required=True, type=_exact, help="n/d")
+    p.add_argument("--beta", required=True, type=_exact, help="p/d")
+    p.add_argument("--lam", required=True, type=_exact, help="ridge lambda > 0 (sum loss)")
+    p.add_argument("--dps", type=_int_in("--dps", 5, 200), help="polish to this many digits (mpmath Newton)")
+    _solver_args(p)
+    add_json(p)
+    return _run_srf
+
+
+@command("srf-curve", "sRF learning curve over alpha with warm starts (CSV/JSON)")
+def _setup_curve(p):
+    _rcg_args(p)
+    p.add_argument("--alphas", required=True, type=float_list, help="'a,b,c' or 'start:stop:num'")
+    p.add_argument("--beta", required=True, type=float)
+    p.add_argument("--lam", required=True, type=float)
+    p.add_argument("--csv", help="also write the table to this CSV file")
+    _solver_args(p)
+    add_json(p)
+    return _run_curve
+
+
+@command("bounds", "upper (26) / lower (27) bounds, eta-optimised (28), best linear baseline")
+def _setup_bounds(p):
+    _rcg_args(p)
+    p.add_argument("--optimize-eta", action="store_true")
+    p.add_argument("--eta-max", type=float, default=10.0)
+    add_json(p)
+    return _run_bounds
+
+
+@command("spectrum", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike (srf-theory.md §7)")
+def _setup_spectrum(p):
+    _rcg_args(p, need_teacher=False)
+    p.add_argument("--alpha", required=True, type=float, help="n/d")
+    p.add_argument("--beta", required=True, type=float, help="p/d")
+    p.add_argument("--z", type=float_list, help="grid of real parts x ('a:b:k'); default automatic")
+    p.add_argument("--lam", type=float_list, default=[0.1, 0.5, 1.0, 3.0], help="lambdas for V2(-lambda)")
+    p.add_argument("--d", type=int, help="dimension, to report the mean spike location n E mu0^2")
+    add_json(p)
+    return _run_spectrum
