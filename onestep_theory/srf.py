@@ -285,31 +285,47 @@ def _iterate(x, S, o, *, damping, tol, max_iter, conv_keys=None):
     return x, it, res, "max_iter"
 
 
+def _newton(x, S, o, *, tol, hstep, max_steps, mp_mode):
+    """Newton on G(x) = F(x) - x with a central-difference 7x7 Jacobian; float64 or current mpmath precision."""
+    num = (lambda v: v) if mp_mode else float
+    x = [num(v) for v in x]
+    res = math.inf
+    for step in range(1, max_steps + 1):
+        fx = [num(v) for v in _fp_map(x, S, o)[0]]
+        g = [a - b for a, b in zip(fx, x)]
+        res = max(abs(v) / max(1, abs(xv)) for v, xv in zip(g, x))
+        if res < tol:
+            return x, step, res
+        J = [[0] * 7 for _ in range(7)]
+        for j in range(7):
+            e = hstep * max(1, abs(x[j]))
+            fp = _fp_map([v + (e if i == j else 0) for i, v in enumerate(x)], S, o)[0]
+            fm = _fp_map([v - (e if i == j else 0) for i, v in enumerate(x)], S, o)[0]
+            for i in range(7):
+                J[i][j] = num((fp[i] - fm[i]) / (2 * e)) - (1 if i == j else 0)
+        if mp_mode:
+            dx = mpmath.lu_solve(mpmath.matrix(J), mpmath.matrix(g))
+        else:
+            dx = np.linalg.solve(np.array(J, dtype=float), np.array(g, dtype=float))
+        x = [a - dx[i] for i, a in enumerate(x)]
+    raise ConvergenceError("Newton iteration on the sRF saddle point did not converge", max_steps, float(res))
+
+
 def _newton_mp(x, S, o, dps, max_steps=40):
-    """Newton on G(x) = F(x) - x at dps digits, central-difference Jacobian (7x7)."""
+    """Newton polish at dps digits (srf-theory.md §5 'then Newton polish to the requested digits')."""
     with mpmath.workdps(dps + GUARD_DIGITS):
         x = [mpmath.mpf(v) for v in x]
-        hstep = mpmath.mpf(10) ** (-(dps + GUARD_DIGITS) // 3)
-        tol = mpmath.mpf(10) ** (-(dps + 2))
-        res = mpmath.inf
-        for step in range(1, max_steps + 1):
-            fx = _fp_map(x, S, o)[0]
-            g = [a - b for a, b in zip(fx, x)]
-            res = max(abs(v) / max(1, abs(xv)) for v, xv in zip(g, x))
-            if res < tol:
-                return x, step, res
-            J = mpmath.matrix(7, 7)
-            for j in range(7):
-                e = [mpmath.mpf(0)] * 7
-                e[j] = hstep * max(1, abs(x[j]))
-                fp = _fp_map([a + b for a, b in zip(x, e)], S, o)[0]
-                fm = _fp_map([a - b for a, b in zip(x, e)], S, o)[0]
-                for i in range(7):
-                    J[i, j] = (fp[i] - fm[i]) / (2 * e[j]) - (1 if i == j else 0)
-            dx = mpmath.lu_solve(J, mpmath.matrix(g))
-            x = [a - dx[i] for i, a in enumerate(x)]
-        raise ConvergenceError(f"Newton polish of the sRF saddle point did not reach {dps} digits", max_steps,
-                               float(res))
+        return _newton(x, S, o, tol=mpmath.mpf(10) ** (-(dps + 2)),
+                       hstep=mpmath.mpf(10) ** (-(dps + GUARD_DIGITS) // 3), max_steps=max_steps, mp_mode=True)
+
+
+def _newton_float(x, S, o, tol, max_steps=50):
+    """float64 Newton fallback when damping fails (near-degenerate m/theta directions at small r)."""
+    x, steps, res = _newton(x, S, o, tol=tol, hstep=1e-7, max_steps=max_steps, mp_mode=False)
+    fx = _fp_map(x, S, o)[0]
+    if not _valid(fx):
+        raise ConvergenceError("Newton fallback reached an invalid point", steps, res)
+    return tuple(x), steps, res
 
 
 # --------------------------------------------------------------------------- public API
@@ -366,7 +382,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
               cross_term: bool = True, kappa_nodes: int = 101, inner_nodes: int = 61, tol: float = 1e-10,
               damping: float = 0.5, max_iter: int = 20000, init=None, dps: int | None = None,
               continuation: str = "auto", convergence: str = "all", setup: SRFSetup | None = None,
-              mp_method: str = "closed") -> SRFSolution:
+              mp_method: str = "closed", newton_fallback: bool = True) -> SRFSolution:
     r"""Solve Result 3.3 of [CPDKLZL24] and return the test error (25) with every order parameter.
 
     Parameters
@@ -391,6 +407,9 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     convergence : {"all", "notebook"}
         All seven order parameters at ``tol`` (default) or the notebook's criterion
         (:math:`q_1,m,q_2,\vartheta,\psi` at 1e-4).
+    newton_fallback : bool
+        If the damped iteration fails, try float64 Newton (finite-difference Jacobian) from the last
+        valid iterate; the status then says so.
 
     Examples
     --------
@@ -427,9 +446,20 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             total_it += it
         o.lam = la
         damping = max(damping, 0.9)
+    x0 = x
     x, it, res, status = _iterate(x, S, o, damping=damping, tol=ctol, max_iter=max_iter, conv_keys=conv_keys)
     total_it += it
-    if status != "converged":
+    if status != "converged" and newton_fallback:
+        # Newton fallback from the last valid iterate, then from the starting point
+        for start in (x, x0):
+            try:
+                x, nsteps, res = _newton_float(start, S, o, ctol)
+                total_it += nsteps
+                status = "converged (Newton fallback)"
+                break
+            except (ConvergenceError, np.linalg.LinAlgError, ZeroDivisionError, _DomainError, ValueError):
+                continue
+    if not status.startswith("converged"):
         raise ConvergenceError(f"sRF saddle point: {status} (alpha={alpha}, beta={beta}, lam={lam})", total_it, res)
     newton = 0
     if dps is not None:

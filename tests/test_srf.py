@@ -203,10 +203,19 @@ def test_bad_input():
     with pytest.raises(InvalidParameterError):
         srf_solve("tanh", "sin", r=1, c=1, gamma=1.5, alpha=1, beta=1, lam=0.1)
     with pytest.raises(ConvergenceError):
-        srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam=0.1, max_iter=3)
+        srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam=0.1, max_iter=3, newton_fallback=False)
 
 
 # ---------------------------------------------------------------- bounds (§6)
+def test_newton_fallback_near_degenerate_small_r():
+    # r ~ 0.02: mu0 ~ r mu1 kappa is nearly collinear with the theta direction; damping fails, Newton converges
+    b = bounds("tanh", "sin", alpha0="inf", eta="0.05")
+    sol = srf_solve("tanh", "sin", r=b.r, c=b.c, gamma=b.gamma, alpha=2, beta=1, lam=0.01)
+    assert sol.status == "converged (Newton fallback)"
+    fx = srf_solve("tanh", "sin", r=b.r, c=b.c, gamma=b.gamma, alpha=2, beta=1, lam=0.01, init=sol.state())
+    assert abs(float(fx.test_error) - float(sol.test_error)) < 1e-9 and fx.status == "converged"
+
+
 def test_bounds_erf_vanish_and_baselines():
     b = bounds("erf(x)", "erf(x)", r=math.sqrt(3), c=1, gamma=1)
     assert abs(b.upper) < 1e-10 and abs(b.lower) < 1e-10
