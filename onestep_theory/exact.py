@@ -22,6 +22,7 @@ from .errors import InvalidParameterError
 __all__ = [
     "GUARD_DIGITS",
     "to_float",
+    "float_in",
     "to_exact",
     "to_mpf",
     "nstr",
@@ -119,6 +120,14 @@ def to_float(value, param: str = "value") -> float:
         v = float(to_exact(value, param, allow_infinite=True))
     if math.isnan(v):
         raise InvalidParameterError(param, value, "a real number")
+    return v
+
+
+def float_in(value, param: str, *, lo: float = 0.0, strict: bool = True) -> float:
+    """:func:`to_float` after checking ``value > lo`` (``>= lo`` if not strict); else a clear error."""
+    v = to_float(value, param)
+    if not (v > lo if strict else v >= lo) or math.isinf(v):
+        raise InvalidParameterError(param, value, f"a real number {'>' if strict else '>='} {lo:g}")
     return v
 
 

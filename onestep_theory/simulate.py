@@ -32,6 +32,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from .errors import InvalidParameterError
+from .exact import float_in
 from .hermite import Activation
 from .results import Result, provenance
 
@@ -122,12 +123,7 @@ def _check_reps(reps):
 
 
 def _pos(value, name, integer=False):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(name, value, "a number > 0") from None
-    if not math.isfinite(v) or v <= 0:
-        raise InvalidParameterError(name, value, "an integer >= 1" if integer else "a real number > 0")
+    v = float_in(value, name)
     if integer:
         if v != int(v):
             raise InvalidParameterError(name, value, "an integer >= 1")
@@ -136,10 +132,7 @@ def _pos(value, name, integer=False):
 
 
 def _nonneg(value, name):
-    v = float(value)
-    if not math.isfinite(v) or v < 0:
-        raise InvalidParameterError(name, value, "a real number >= 0")
-    return v
+    return float_in(value, name, strict=False)
 
 
 def _lams(lam) -> np.ndarray:
@@ -382,7 +375,20 @@ def sim_resolvent(student, n=None, d=None, N=None, *, phi=None, psi=None, lam=0.
                               references=["spike-theory.md §9.4", "spike-theory.md §6.1"]))
 
 
-# --------------------------------------------------------------------------- protocol A
+# --------------------------------------------------------------------------- protocols A and B
+def _draw_spike_data(rw, rtr, n, d, N, init, beta_star, teacher, sd):
+    """spike-theory.md §9.2 step 1: W0, beta_star, a (weights stream), step set (X, y), readout set (Xt, yt)."""
+    W0 = _sphere_rows(rw, N, d) if init == "sphere" else rw.standard_normal((N, d)) / math.sqrt(d)
+    bstar = _unit(rw, d) if beta_star == "sphere" else rw.standard_normal(d) / math.sqrt(d)
+    a = rw.standard_normal(N) / math.sqrt(N)
+    X = rtr.standard_normal((n, d))
+    y = teacher.f(X @ bstar) + sd * rtr.standard_normal(n)
+    Xt = rtr.standard_normal((n, d))
+    yt = teacher.f(Xt @ bstar) + sd * rtr.standard_normal(n)
+    return W0, bstar, a, X, y, Xt, yt
+
+
+
 def _one_step(X, y, W0, a, s: _Fn, eta, gradient, c1):
     """W = W0 - eta grad L(W0), spike-theory.md §2.3 (exact, label_only or rank_one)."""
     n = X.shape[0]
@@ -458,16 +464,10 @@ def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, 
     rows = []
     extra = {}
     for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
-        W0 = _sphere_rows(rw, N, d) if init == "sphere" else rw.standard_normal((N, d)) / math.sqrt(d)
-        bstar = _unit(rw, d) if beta_star == "sphere" else rw.standard_normal(d) / math.sqrt(d)
-        a = rw.standard_normal(N) / math.sqrt(N)
-        X = rtr.standard_normal((n, d))
-        y = t.f(X @ bstar) + sd * rtr.standard_normal(n)
+        W0, bstar, a, X, y, Xt, yt = _draw_spike_data(rw, rtr, n, d, N, init, beta_star, t, sd)
         beta = X.T @ y / n
         W = _one_step(X, y, W0, a, s, eta, gradient, c1)
         del X
-        Xt = rtr.standard_normal((n, d))
-        yt = t.f(Xt @ bstar) + sd * rtr.standard_normal(n)
         row = {"beta_norm2": float(beta @ beta), "beta_dot_beta_star": float(beta @ bstar)}
         mu = lam * n
         for tag, Wm in (("F0", W0), ("F", W)):
@@ -576,15 +576,9 @@ def sim_spike_model(student, teacher, n=None, d=None, N=None, *, phi=None, psi=N
     t0 = time.perf_counter()
     rows = []
     for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
-        W0 = _sphere_rows(rw, N, d) if init == "sphere" else rw.standard_normal((N, d)) / math.sqrt(d)
-        bstar = _unit(rw, d) if beta_star == "sphere" else rw.standard_normal(d) / math.sqrt(d)
-        a = rw.standard_normal(N) / math.sqrt(N)
-        X = rtr.standard_normal((n, d))
-        y = t.f(X @ bstar) + sd * rtr.standard_normal(n)
+        W0, bstar, a, X, y, Xt, yt = _draw_spike_data(rw, rtr, n, d, N, init, beta_star, t, sd)
         beta = X.T @ y / n
         del X
-        Xt = rtr.standard_normal((n, d))
-        yt = t.f(Xt @ bstar) + sd * rtr.standard_normal(n)
         Z0 = Xt @ W0.T
         F0 = c1 * Z0 + cg * rtr.standard_normal((n, N)) if bulk == "gaussian" else s.f(Z0)
         del Z0

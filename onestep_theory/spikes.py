@@ -26,7 +26,7 @@ import mpmath
 import sympy as sp
 
 from .errors import HypothesisError, InvalidParameterError
-from .exact import GUARD_DIGITS, to_exact, to_mpf
+from .exact import GUARD_DIGITS, check_positive, to_exact, to_mpf
 from .hermite import Activation, he_xi
 from .resolvent import Resolvent, resolvent_from_constants
 from .results import Result, provenance
@@ -334,13 +334,8 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
         raise InvalidParameterError("ell", ell, f"an integer in [1, {MAX_ELL}]")
     s = Activation.from_any(student, "student", center=center)
     t = Activation.from_any(teacher, "teacher", center=center)
-    P, S, L = (to_exact(v, n) for v, n in ((phi, "phi"), (psi, "psi"), (lam, "lam")))
-    for v, n, orig in ((P, "phi", phi), (S, "psi", psi), (L, "lam", lam)):
-        if not v > 0:
-            raise InvalidParameterError(n, orig, "a real number > 0")
-    nv = to_exact(noise_var, "noise_var")
-    if nv < 0:
-        raise InvalidParameterError("noise_var", noise_var, "a real number >= 0")
+    P, S, L = (check_positive(v, n) for v, n in ((phi, "phi"), (psi, "psi"), (lam, "lam")))
+    nv = check_positive(noise_var, "noise_var", strict=False)
     notes = []
     # hypotheses (spike-theory.md §3)
     if not _is_zero(s, 0, dps):

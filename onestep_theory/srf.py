@@ -29,7 +29,7 @@ import numpy as np
 
 from .equivalence import cge_coeffs, gh_nodes, smooth
 from .errors import ConvergenceError, InvalidParameterError
-from .exact import GUARD_DIGITS, to_exact, to_float
+from .exact import GUARD_DIGITS, float_in, to_exact
 from .hermite import Activation
 from .mapping import srf_params
 from .results import Result, provenance
@@ -417,13 +417,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     >>> round(float(sol.test_error), 8)
     0.04160398
     """
-    al, be, la = (to_float(v, n) for v, n in ((alpha, "alpha"), (beta, "beta"), (lam, "lam")))
-    for v, n, orig in ((al, "alpha", alpha), (be, "beta", beta), (la, "lam", lam)):
-        if not v > 0:
-            raise InvalidParameterError(n, orig, "a real number > 0")
-    nv = to_float(noise_var, "noise_var")
-    if nv < 0:
-        raise InvalidParameterError("noise_var", noise_var, "a real number >= 0")
+    al, be, la = (float_in(v, n) for v, n in ((alpha, "alpha"), (beta, "beta"), (lam, "lam")))
+    nv = float_in(noise_var, "noise_var", strict=False)
     if spectrum not in ("mp", "empirical"):
         raise InvalidParameterError("spectrum", spectrum, "'mp' or 'empirical'")
     if spectrum == "empirical" and empirical is None:
