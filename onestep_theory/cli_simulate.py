@@ -119,10 +119,22 @@ def _run_spikes(args):
     return _emit(args, res)
 
 
+def _ratios(args, need_alpha0=False):
+    """Sizes may be given by d and ratios (alpha, beta, alpha0) or by n, p, n0 (converted to ratios)."""
+    from .errors import InvalidParameterError
+
+    for ratio, size in (("alpha", "n"), ("beta", "p")) + ((("alpha0", "n0"),) if need_alpha0 else ()):
+        if getattr(args, size) is not None:
+            setattr(args, ratio, getattr(args, size) / args.d)
+        if getattr(args, ratio) is None:
+            raise InvalidParameterError(ratio, None, f"a ratio > 0 (--{ratio}) or a size (--{size})")
+
+
 def _run_giant(args):
     from .mapping import srf_params
     from .simulate import sim_giant_step
 
+    _ratios(args, need_alpha0=True)
     lam = args.lam if len(args.lam) > 1 else args.lam[0]
     res = sim_giant_step(args.student, args.teacher, args.d, alpha0=args.alpha0, eta=args.eta, alpha=args.alpha,
                          beta=args.beta, lam=lam, noise_var=args.noise_var, n_test=args.n_test, seed=args.seed,
@@ -141,6 +153,8 @@ def _srf_rcg(args):
     from .errors import InvalidParameterError
     from .mapping import srf_params
 
+    if args.n0 is not None:
+        args.alpha0 = args.n0 / args.d
     if args.alpha0 is None or args.eta is None:
         raise InvalidParameterError("alpha0, eta", (args.alpha0, args.eta), "--alpha0 and --eta, or --r --c --gamma")
     if getattr(args, "teacher", None) is None:
@@ -151,6 +165,7 @@ def _srf_rcg(args):
 def _run_srf(args):
     from .simulate import sim_srf
 
+    _ratios(args)
     r, c, g = _srf_rcg(args)
     res = sim_srf(args.student, args.teacher, args.d, r=r, c=c, gamma=g, alpha=args.alpha, beta=args.beta,
                   lam=args.lam[0], noise_var=args.noise_var, n_test=args.n_test, seed=args.seed, reps=args.reps,
@@ -161,6 +176,7 @@ def _run_srf(args):
 def _run_spectrum(args):
     from .simulate import sim_spectrum
 
+    _ratios(args)
     r, c, g = _srf_rcg(args)
     res = sim_spectrum(args.student, args.d, r=r, c=c, gamma=g, alpha=args.alpha, beta=args.beta, lam=args.lam,
                        seed=args.seed, reps=args.reps, progress=Progress("simulate spectrum", args.quiet))
@@ -208,9 +224,12 @@ def _setup(p):
         q.add_argument("--teacher", required=name == "giant-step")
         q.add_argument("--noise-var", type=_float("--noise-var"), default=0.0)
         q.add_argument("--d", type=_int_in("--d", 1, 10**7), required=True)
-        q.add_argument("--alpha", type=_float("--alpha"), required=True, help="n/d")
-        q.add_argument("--beta", type=_float("--beta"), required=True, help="p/d")
-        q.add_argument("--alpha0", type=_float("--alpha0"), required=name == "giant-step", help="n0/d")
+        q.add_argument("--alpha", type=_float("--alpha"), help="n/d (or give --n)")
+        q.add_argument("--beta", type=_float("--beta"), help="p/d (or give --p)")
+        q.add_argument("--alpha0", type=_float("--alpha0"), help="n0/d (or give --n0)")
+        q.add_argument("--n", type=_int_in("--n", 1, 10**8), help="readout samples (instead of --alpha)")
+        q.add_argument("--p", type=_int_in("--p", 1, 10**8), help="width (instead of --beta)")
+        q.add_argument("--n0", type=_int_in("--n0", 1, 10**8), help="step batch (instead of --alpha0)")
         q.add_argument("--eta", type=_float("--eta"), required=name == "giant-step", help="eta tilde (eta = eta~ p)")
         if name != "giant-step":
             q.add_argument("--r", type=_float("--r"))

@@ -103,14 +103,29 @@ def _run_srf(args):
 
 def _run_curve(args):
     from .bounds import best_linear
-    from .srf import srf_curve
+    from .srf import srf_sweep
 
     kw = _kw(args)
-    sols = srf_curve(args.student, args.teacher, args.alphas, beta=args.beta, lam=args.lam, **kw, **_solver_kw(args))
+    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, **kw, **_solver_kw(args))
+    values = args.alphas if args.alphas is not None else args.values
+    if values is None:
+        from .errors import InvalidParameterError
+
+        raise InvalidParameterError("values", None, "--alphas, or --sweep PARAM --values LIST")
+    param = "alpha" if args.alphas is not None else args.sweep
+    fixed.pop(param, None)
+    if param in ("eta", "alpha0") and "r" in fixed:
+        from .errors import InvalidParameterError
+
+        raise InvalidParameterError("sweep", param, "alpha, beta or lam when r, c, gamma are given")
+    if param in ("eta", "alpha0"):
+        fixed.update(alpha0=args.alpha0, eta=args.eta)
+        fixed.pop(param)
+    sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
     bl = best_linear(args.teacher)
-    rows = [{"alpha": a, "test_error": float(s.test_error), **{k: float(v) for k, v in s.order.items()},
-             "iterations": s.iterations, "residual": float(s.residual), "best_linear": bl}
-            for a, s in zip(args.alphas, sols)]
+    rows = [{param: v, "test_error": float(s.test_error), **{k: float(x) for k, x in s.order.items()},
+             "r": float(s.r), "c": float(s.c), "gamma": float(s.gamma), "iterations": s.iterations,
+             "residual": float(s.residual), "best_linear": bl} for v, s in zip(values, sols)]
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -120,8 +135,8 @@ def _run_curve(args):
     wr = csv.DictWriter(buf, fieldnames=list(rows[0]))
     wr.writeheader()
     wr.writerows(rows)
-    emit(args, {"rows": rows, "r": float(sols[0].r), "c": float(sols[0].c), "gamma": float(sols[0].gamma),
-                "params": {"beta": args.beta, "lam": args.lam}}, buf.getvalue().rstrip())
+    emit(args, {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}},
+         buf.getvalue().rstrip())
     return 0
 
 
@@ -173,12 +188,16 @@ def _setup_srf(p):
     return _run_srf
 
 
-@command("srf-curve", "sRF learning curve over alpha with warm starts (CSV/JSON)")
+@command("srf-curve", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts")
 def _setup_curve(p):
     _rcg_args(p)
-    p.add_argument("--alphas", required=True, type=float_list, help="'a,b,c' or 'start:stop:num'")
-    p.add_argument("--beta", required=True, type=float)
-    p.add_argument("--lam", required=True, type=float)
+    p.add_argument("--alphas", type=float_list, help="alpha values: 'a,b,c' or 'start:stop:num'")
+    p.add_argument("--sweep", choices=["alpha", "beta", "lam", "eta", "alpha0", "noise_var"],
+                   help="sweep another parameter (with --values)")
+    p.add_argument("--values", type=float_list, help="values of the swept parameter")
+    p.add_argument("--alpha", type=float, help="n/d when sweeping another parameter")
+    p.add_argument("--beta", type=float, default=1.0)
+    p.add_argument("--lam", type=float, default=0.1)
     p.add_argument("--csv", help="also write the table to this CSV file")
     _solver_args(p)
     add_json(p)

@@ -34,7 +34,7 @@ from .hermite import Activation
 from .mapping import srf_params
 from .results import Result, provenance
 
-__all__ = ["SRFSolution", "SRFSetup", "srf_setup", "srf_solve", "srf_curve", "mp_integrals", "mp_integrals_quad",
+__all__ = ["SRFSolution", "SRFSetup", "srf_setup", "srf_solve", "srf_curve", "srf_sweep", "mp_integrals", "mp_integrals_quad",
            "empirical_spectrum", "ORDER", "HATS"]
 
 ORDER = ("m", "theta", "psi", "q1", "q2", "V1", "V2")
@@ -498,4 +498,39 @@ def srf_curve(student, teacher, alphas, **kw) -> list:
         sol = srf_solve(student, teacher, alpha=a, r=rr, c=cc, gamma=gg, setup=setup, init=init, **kw)
         out.append(sol)
         init = tuple(float(v) for v in sol.state())
+    return out
+
+
+SWEEPABLE = ("alpha", "beta", "lam", "eta", "alpha0", "noise_var")
+
+
+def srf_sweep(student, teacher, param: str, values, **fixed) -> list:
+    r"""Sweep one parameter (``alpha``, ``beta``, ``lam``, ``eta``, ``alpha0`` or ``noise_var``) with warm starts.
+
+    The κ-node setup is shared while (r, c, γ) stay fixed (α, β, λ sweeps); sweeping η̃, α0 or the
+    label noise changes (r, c, γ) through Result 3.1 and rebuilds it per point.  For a decreasing λ
+    sweep the warm start acts as the continuation of srf-theory.md §5.
+    Returns a list of :class:`SRFSolution`.
+    """
+    if param not in SWEEPABLE:
+        raise InvalidParameterError("param", param, f"one of {', '.join(SWEEPABLE)}")
+    if param == "alpha":
+        return srf_curve(student, teacher, values, **fixed)
+    out = []
+    init = None
+    shared = param in ("beta", "lam")
+    setup = None
+    if shared:
+        rr, cc, gg, _ = _resolve_rcg(student, teacher, fixed.pop("r", None), fixed.pop("c", None),
+                                     fixed.pop("gamma", None), fixed.pop("alpha0", None), fixed.pop("eta", None),
+                                     fixed.get("noise_var", 0), fixed.get("c_formula", "corrected"))
+        fixed.update(r=rr, c=cc, gamma=gg)
+        setup = srf_setup(student, teacher, rr, cc, gg, kappa_nodes=fixed.get("kappa_nodes", 101),
+                          inner_nodes=fixed.get("inner_nodes", 61))
+    for v in values:
+        kw = dict(fixed)
+        kw[param] = repr(float(v)) if param in ("eta", "alpha0", "noise_var") and isinstance(v, float) else v
+        sol = srf_solve(student, teacher, init=init, setup=setup, **kw)
+        out.append(sol)
+        init = tuple(float(x) for x in sol.state())
     return out

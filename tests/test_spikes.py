@@ -208,6 +208,31 @@ def test_delta3_simulation():
     assert _check(sim["delta"], g.delta[2], 0.13)   # spec §7.3: within 5-13 % for ell = 3
 
 
+@pytest.mark.slow
+def test_network_training_gain_trend_across_windows():
+    """spike-theory.md §9.2 (protocol A, qualitative, ~15 %): full network, centred ReLU (c_2 = 0.2, c_3 = 0).
+
+    Setting 2: the gain rises significantly as alpha crosses 1/4 (the quadratic spike) and keeps rising across
+    1/3 toward the Delta_2 plateau (c_3 = 0: window 3 adds nothing, drop mode); Setting 1 stays at or below its
+    flat plateau Delta_1 (no non-linear feature in a linear teacher).
+    """
+    from onestep_theory.simulate import sim_spikes
+
+    import numpy as np
+
+    kw = dict(n=1600, d=800, N=1600, lam=0.1, reps=3, seed=41, n_test=1600)
+    s2 = [sim_spikes("relu_centered", "He1 + He2/sqrt(2)", alpha=a, **kw)["train_gain"] for a in (0.2, 0.3, 0.36)]
+    for lo, hi in ((s2[0], s2[1]), (s2[1], s2[2])):
+        # paired: the same seed draws the same data and weights at every alpha
+        diff = np.array(hi.values) - np.array(lo.values)
+        assert diff.mean() > 3 * diff.std(ddof=1) / math.sqrt(diff.size), diff
+    d2 = float(gains("relu_centered", "He1 + He2/sqrt(2)", "1/2", "1/2", "1/10", ell=3, absent_spikes="drop").delta[2])
+    assert abs(s2[2].mean / d2 - 1) < 0.15 + 3 * s2[2].se / d2
+    s1 = sim_spikes("relu_centered", "He1", alpha=0.36, noise_var=1, **kw)["train_gain"]
+    d1 = float(gains("relu_centered", "He1", "1/2", "1/2", "1/10", ell=1, noise_var=1).delta[0])
+    assert s1.mean < d1 * 1.15 + 3 * s1.se
+
+
 # ---------------------------------------------------------------- CLI
 def test_cli_gains_acceptance_and_refusal():
     import json

@@ -264,6 +264,45 @@ def test_giant_step_network_against_srf_theory():
     assert _within(sim["test_error"], float(th.test_error), 3, 0.05)
 
 
+def test_cgep_simulation_validates_result_3_2():
+    # srf-theory.md §10.1 cGEP variant: rows mu0(k) 1 + mu1(k) W~x + mu*(k) xi at training and test
+    p = srf_params("tanh", "sin", 20, 3)
+    r, c, g = p.floats()
+    fns = (lambda k: cge_coeffs("tanh", r, c, k)[0], lambda k: cge_coeffs("tanh", r, c, k)[1],
+           lambda k: np.sqrt(cge_coeffs("tanh", r, c, k)[2]))
+    th = srf_solve("tanh", "sin", r=r, c=c, gamma=g, alpha=1, beta=1, lam=0.1)
+    sim = sim_srf("tanh", "sin", 600, r=r, c=c, gamma=g, alpha=1, beta=1, lam=0.1, n_test=6000, reps=3, seed=5,
+                  features="cgep", mu_fns=fns)
+    assert _within(sim["test_error"], float(th.test_error), 3, 0.03)
+
+
+def test_sweeps_warm_start_agree_with_single_solves():
+    from onestep_theory.srf import srf_sweep
+
+    lam_sweep = srf_sweep("tanh", "sin", "lam", [10, 1, 0.1], alpha0=20, eta=3, alpha=1, beta=1)
+    assert abs(float(lam_sweep[-1].test_error) - 0.04160398) < 5e-9
+    eta_sweep = srf_sweep("tanh", "sin", "eta", [1.0, 3.0], alpha0=20, alpha=1, beta=1, lam=0.1)
+    assert abs(float(eta_sweep[-1].test_error) - 0.04160398) < 5e-9 and eta_sweep[0].r < eta_sweep[1].r
+    with pytest.raises(InvalidParameterError):
+        srf_sweep("tanh", "sin", "nonsense", [1])
+
+
+def test_spectrum_density_against_simulated_eigenvalues():
+    # theory CDF (integral of Im V2 / pi) at the simulated deciles: the same fraction of mass
+    from onestep_theory.spectrum import density
+
+    p = srf_params("tanh", "sin", 20, 3)
+    r, c, g = p.floats()
+    sim = sim_spectrum("tanh", 800, r=r, c=c, gamma=g, alpha=2, beta=1, reps=1, seed=2)
+    ev = np.sort(np.array(sim.extra["eigenvalues"][:-1]))        # drop the mean spike
+    xs = np.linspace(1e-4, ev[-1] * 1.05, 1500)
+    dens = density("tanh", xs, r=r, c=c, alpha=2, beta=1)
+    cdf = np.concatenate([[0], np.cumsum((dens[1:] + dens[:-1]) / 2 * np.diff(xs))])
+    for q in (0.2, 0.5, 0.8, 0.95):
+        # sampling s.e. of an empirical CDF value is sqrt(q(1-q)/p) ~ 0.017; eigenvalues are far less noisy
+        assert abs(np.interp(np.quantile(ev, q), xs, cdf) - q) < 3 * math.sqrt(q * (1 - q) / ev.size) + 0.01
+
+
 def test_spectrum_stieltjes_and_spike_against_simulation():
     p = srf_params("tanh", "sin", 20, 3)
     r, c, g = p.floats()
