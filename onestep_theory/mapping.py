@@ -102,7 +102,7 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
         raise InvalidParameterError("alpha0", alpha0, "a real number >= 0, or inf")
     et = check_range(eta, "eta", 0, None, lo_open=False)
     dv = check_range(noise_var, "noise_var", 0, None, lo_open=False)
-    _check_odd(s, strict_odd)
+    _check_odd(s, strict_odd, dps)
     mu1, mu1c2 = _student_constants(s, dps)
     with mpmath.workdps(dps + GUARD_DIGITS):
         mu1s = t.coeff(1, dps)
@@ -127,10 +127,10 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
                                                        "srf-theory.md §2"]))
 
 
-def _check_odd(s: Activation, strict: bool) -> None:
+def _check_odd(s: Activation, strict: bool, dps: int) -> None:
     """Result 3.1 assumes E sigma = E sigma'' = 0 (srf-theory.md §2, Validity)."""
-    mean = s.mean(20)
-    z_dsig = s.derivative().coeff(1, 20)  # E[z sigma'(z)] = E sigma''
+    mean = s.mean(dps)
+    z_dsig = s.derivative().coeff(1, dps)  # E[z sigma'(z)] = E sigma''
     if abs(mean) > 1e-12 or abs(z_dsig) > 1e-12:
         msg = (f"Result 3.1 assumes an odd student (E sigma = {mpmath.nstr(mean, 5)}, "
                f"E sigma'' = {mpmath.nstr(z_dsig, 5)}); the mapping is unvalidated here")

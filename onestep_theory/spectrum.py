@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import cmath
 import dataclasses
+import functools
 import math
 
 import numpy as np
 
 from .errors import ConvergenceError, InvalidParameterError
 from .equivalence import cge_coeffs, gh_nodes
+from .hermite import Activation
 from .results import Result, provenance
 
 __all__ = ["stieltjes", "density", "mean_spike", "Spectrum", "spectrum"]
@@ -41,8 +43,14 @@ def _mp_stieltjes_complex(c, beta, t):
 
 
 def _moments(student, r, c, nodes):
+    """(weights, mu0, mu1^2, mu*^2) on the kappa nodes, cached on the expression (not the name)."""
+    return _moments_cached(Activation.from_any(student, "student"), float(r), float(c), int(nodes))
+
+
+@functools.lru_cache(maxsize=64)
+def _moments_cached(act, r, c, nodes):
     k, w = gh_nodes(nodes)
-    mu0, mu1, ms2 = cge_coeffs(student, r, c, k)
+    mu0, mu1, ms2 = cge_coeffs(act, r, c, k)
     return w, mu0, mu1 * mu1, ms2
 
 

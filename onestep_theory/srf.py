@@ -55,7 +55,9 @@ def mp_integrals(c, beta, lam, hV1, hV2, sqrt=math.sqrt):
         return c / L, 1 / L, c * c * (1 + beta) / L**2, c / L**2, 1 / L**2
     t = L / hV1
     bq = t + c - c * beta
-    s = 2 / (bq + sqrt(bq * bq + 4 * c * beta * t))        # rationalised positive root
+    disc = sqrt(bq * bq + 4 * c * beta * t)
+    # positive root without cancellation: rationalised form for bq >= 0, direct form for bq < 0 (beta > 1)
+    s = 2 / (bq + disc) if bq >= 0 else (disc - bq) / (2 * c * beta * t)
     sp_ = -(c * beta * s * s + s) / (2 * c * beta * t * s + bq)
     one_m_ts = (1 - t * s) if t <= c else c * s * (1 - beta + beta * t * s)   # = 1 - ts (from the quadratic)
     j1 = 1 - 2 * t * s - t * t * sp_       # = int rho^2/(rho+t)^2; loses ~2 log10(t/c) digits for t >> c
@@ -373,7 +375,7 @@ def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formul
         return r, c, gamma, None
     if alpha0 is None or eta is None:
         raise InvalidParameterError("alpha0, eta", (alpha0, eta), "both (or r, c, gamma)")
-    p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=30)
+    p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=17)
     return p.r, p.c, abs(p.gamma), p
 
 
