@@ -35,7 +35,7 @@ from .mapping import srf_params
 from .results import Result, provenance
 
 __all__ = ["SRFSolution", "SRFSetup", "srf_setup", "srf_solve", "srf_curve", "srf_sweep", "mp_integrals", "mp_integrals_quad",
-           "empirical_spectrum", "ORDER", "HATS"]
+           "empirical_spectrum", "empirical_from_weights", "from_trained", "ORDER", "HATS"]
 
 ORDER = ("m", "theta", "psi", "q1", "q2", "V1", "V2")
 HATS = ("hat_V1", "hat_V2", "hat_q1", "hat_q2", "hat_theta", "hat_psi")
@@ -89,28 +89,63 @@ def mp_integrals_quad(c, beta, lam, hV1, hV2, nodes=800):
             float(w @ (rho / S**2)), float(w @ (1 / S**2)) + atom / S0**2)
 
 
-def empirical_spectrum(d, p, c, gamma, seed=0):
-    r"""Weights of the F1 prior (srf-theory.md §4.6) for a sampled sRF bulk :math:`\tilde W=\sqrt cW_0`.
+def empirical_from_weights(W_tilde, v, theta):
+    r"""F1 weights (srf-theory.md §4.6, Assumption 3.2, (115)–(117)) for a given finite bulk.
 
-    Returns ``(D, F, H, G)``: eigenvalues of :math:`\Omega=\tilde W\Pi\tilde W^\top` and
-    :math:`F_i=d(u_i^\top\tilde Wv)^2`, :math:`H_i=d(u_i^\top\tilde W\theta_\perp)^2`,
-    :math:`G_i=d(u_i^\top\tilde Wv)(u_i^\top\tilde W\theta_\perp)`.
+    Inputs: the bulk :math:`\tilde W\in\mathbb R^{p\times d}`, a unit vector ``v`` and the teacher ``theta``.
+    With :math:`\gamma=\theta^\top v`, :math:`\theta_\perp=(\theta-\gamma v)/\rho` and the eigenpairs
+    :math:`(D_i,u_i)` of :math:`\Omega=\tilde W\Pi\tilde W^\top`: :math:`F_i=d(u_i^\top\tilde Wv)^2`,
+    :math:`H_i=d(u_i^\top\tilde W\theta_\perp)^2`, :math:`G_i=d(u_i^\top\tilde Wv)(u_i^\top\tilde W\theta_\perp)`
+    (H = G = 0 if ρ = 0).  Returns ``(D, F, H, G)``.
     """
+    Wt = np.asarray(W_tilde, dtype=float)
+    p, d = Wt.shape
+    v = np.asarray(v, dtype=float)
+    v = v / np.linalg.norm(v)
+    theta = np.asarray(theta, dtype=float)
+    theta = theta / np.linalg.norm(theta)
+    gam = float(theta @ v)
+    rho = math.sqrt(max(0.0, 1 - gam * gam))
+    Wv = Wt @ v
+    Omega = Wt @ Wt.T - np.outer(Wv, Wv)
+    D, U = np.linalg.eigh(Omega)
+    D = np.clip(D, 0, None)
+    a = U.T @ Wv
+    if rho < 1e-12:
+        z = np.zeros_like(D)
+        return D, d * a * a, z, z
+    b = U.T @ (Wt @ ((theta - gam * v) / rho))
+    return D, d * a * a, d * b * b, d * a * b
+
+
+def from_trained(W1, W0=None):
+    r"""sRF parameters of a trained first layer (srf-theory.md §4.6, 'Trained W1').
+
+    With :math:`\bar w` the mean row of :math:`W^1-W^0` (or of :math:`W^1` if ``W0`` is None):
+    :math:`r=\|\bar w\|`, :math:`v=\bar w/r`, :math:`\tilde W=W^1-\mathbf 1\bar w^\top`,
+    :math:`c=\|\tilde W\|_F^2/p`.  Per-neuron variation of the row norms is ignored (one c), an
+    approximation.  Returns ``(r, c, v, W_tilde)``.
+    """
+    W1 = np.asarray(W1, dtype=float)
+    wbar = (W1 - (np.asarray(W0, dtype=float) if W0 is not None else 0)).mean(axis=0)
+    r = float(np.linalg.norm(wbar))
+    Wt = W1 - wbar[None, :]
+    return r, float(np.sum(Wt * Wt)) / W1.shape[0], wbar / r, Wt
+
+
+def empirical_spectrum(d, p, c, gamma, seed=0):
+    r"""F1 weights for a freshly sampled sRF bulk :math:`\tilde W=\sqrt cW_0` (unit rows), a uniform unit ``v``
+    and :math:`\theta=\gamma v+\rho\theta_\perp` (see :func:`empirical_from_weights`)."""
     rng = np.random.default_rng(seed)
     W0 = rng.standard_normal((p, d))
     W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
-    Wt = math.sqrt(c) * W0
     v = rng.standard_normal(d)
     v /= np.linalg.norm(v)
     tp = rng.standard_normal(d)
     tp -= (tp @ v) * v
     tp /= np.linalg.norm(tp)
-    Wv = Wt @ v
-    Omega = Wt @ Wt.T - np.outer(Wv, Wv)
-    D, U = np.linalg.eigh(Omega)
-    D = np.clip(D, 0, None)
-    a, b = U.T @ Wv, U.T @ (Wt @ tp)
-    return D, d * a * a, d * b * b, d * a * b
+    theta = gamma * v + math.sqrt(max(0.0, 1 - gamma * gamma)) * tp
+    return empirical_from_weights(math.sqrt(c) * W0, v, theta)
 
 
 # --------------------------------------------------------------------------- setup
