@@ -44,6 +44,11 @@ def _int_in(name, lo, hi):
     return conv
 
 
+def exact_arg(text):
+    """Argument type that keeps the user's text, so exact strings ("1/3", "0.1", "sqrt(2)/2") reach the API."""
+    return text
+
+
 def add_dps(p, default=15):
     p.add_argument("--dps", type=_int_in("--dps", 1, 1000), default=default,
                    help=f"decimal digits of the result (default {default})")

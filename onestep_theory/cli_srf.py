@@ -6,24 +6,20 @@ import csv
 import io
 import sys
 
-from .cli import _int_in, add_json, command, emit
+from .cli import _int_in, add_json, command, emit, exact_arg
 from .cli_simulate import float_list
 from .results import serialize
-
-
-def _exact(text):
-    return text
 
 
 def _rcg_args(p, need_teacher=True):
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", required=need_teacher)
-    p.add_argument("--noise-var", type=_exact, default="0", help="label-noise variance Delta >= 0")
-    p.add_argument("--alpha0", type=_exact, help="n0/d of the gradient step ('inf' = perfect alignment)")
-    p.add_argument("--eta", type=_exact, help="learning rate eta~ (eta = eta~ p)")
-    p.add_argument("--r", type=_exact)
-    p.add_argument("--c", type=_exact)
-    p.add_argument("--gamma", type=_exact)
+    p.add_argument("--noise-var", type=exact_arg, default="0", help="label-noise variance Delta >= 0")
+    p.add_argument("--alpha0", type=exact_arg, help="n0/d of the gradient step ('inf' = perfect alignment)")
+    p.add_argument("--eta", type=exact_arg, help="learning rate eta~ (eta = eta~ p)")
+    p.add_argument("--r", type=exact_arg)
+    p.add_argument("--c", type=exact_arg)
+    p.add_argument("--gamma", type=exact_arg)
     p.add_argument("--c-formula", choices=["corrected", "v1"], default="corrected")
 
 
@@ -179,9 +175,9 @@ def _run_spectrum(args):
 @command("srf", "sRF saddle point and test error (Result 3.3 of [CPDKLZL24])")
 def _setup_srf(p):
     _rcg_args(p)
-    p.add_argument("--alpha", required=True, type=_exact, help="n/d")
-    p.add_argument("--beta", required=True, type=_exact, help="p/d")
-    p.add_argument("--lam", required=True, type=_exact, help="ridge lambda > 0 (sum loss)")
+    p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")
+    p.add_argument("--beta", required=True, type=exact_arg, help="p/d")
+    p.add_argument("--lam", required=True, type=exact_arg, help="ridge lambda > 0 (sum loss)")
     p.add_argument("--dps", type=_int_in("--dps", 5, 200), help="polish to this many digits (mpmath Newton)")
     _solver_args(p)
     add_json(p)

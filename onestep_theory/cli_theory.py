@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import warnings
 
-from .cli import _int_in, add_dps, add_json, command, emit
+from .cli import _int_in, add_dps, add_json, command, emit, exact_arg
 from .exact import nstr
-
-
-def _exact_arg(name):
-    """Keep the user's text: exact strings go to the API unchanged ("1/3", "0.1", "sqrt(2)/2")."""
-
-    def conv(text):
-        return text
-
-    conv.__name__ = name
-    return conv
 
 
 def _run_resolvent(args):
@@ -60,9 +50,9 @@ def _run_gains(args):
 @command("resolvent", "random-features resolvent traces m1, m2 and their lambda-derivatives (spike-theory.md §6)")
 def _setup_resolvent(p):
     p.add_argument("--student", required=True)
-    p.add_argument("--phi", required=True, type=_exact_arg("--phi"), help="d/n (exact strings such as 1/2 welcome)")
-    p.add_argument("--psi", required=True, type=_exact_arg("--psi"), help="d/N")
-    p.add_argument("--lam", required=True, type=_exact_arg("--lam"), help="ridge lambda > 0")
+    p.add_argument("--phi", required=True, type=exact_arg, help="d/n (exact strings such as 1/2 welcome)")
+    p.add_argument("--psi", required=True, type=exact_arg, help="d/N")
+    p.add_argument("--lam", required=True, type=exact_arg, help="ridge lambda > 0")
     add_dps(p)
     add_json(p)
     return _run_resolvent
@@ -72,13 +62,13 @@ def _setup_resolvent(p):
 def _setup_gains(p):
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", required=True)
-    p.add_argument("--noise-var", type=_exact_arg("--noise-var"), default="0")
-    p.add_argument("--phi", required=True, type=_exact_arg("--phi"))
-    p.add_argument("--psi", required=True, type=_exact_arg("--psi"))
-    p.add_argument("--lam", required=True, type=_exact_arg("--lam"))
+    p.add_argument("--noise-var", type=exact_arg, default="0")
+    p.add_argument("--phi", required=True, type=exact_arg)
+    p.add_argument("--psi", required=True, type=exact_arg)
+    p.add_argument("--lam", required=True, type=exact_arg)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--ell", type=_int_in("--ell", 1, 8), help="number of spikes")
-    g.add_argument("--alpha", type=_exact_arg("--alpha"), help="step-size exponent (eta ~ n^alpha); ell = its window")
+    g.add_argument("--alpha", type=exact_arg, help="step-size exponent (eta ~ n^alpha); ell = its window")
     p.add_argument("--test-form", choices=["corrected", "slide"], default="corrected")
     p.add_argument("--absent-spikes", choices=["refuse", "formal", "drop"], default="refuse",
                    help="what to do when c_k = 0 for some k <= ell (default refuse)")

@@ -81,19 +81,22 @@ def test_giant_step_measured_parameters_against_result_3_1():
 
 
 def test_srf_rf_limit_odd_student_mean_overlap_zero():
-    # r = 0, odd student: the readout has no reason to align with 1 (m -> 0), and q1 <= (|W~|^2 scale) finite
-    res = sim_srf("tanh", "sin", 300, r=0, c=1, gamma=0.5, alpha=2, beta=1, lam=0.1, n_test=2000, reps=3, seed=4)
-    assert abs(res["m"].mean) <= 4 * res["m"].se + 0.05
+    # r = 0, odd student: W -> -W (a symmetry of the law of W) maps a -> -a, so E m = 0 exactly at any size
+    res = sim_srf("tanh", "sin", 300, r=0, c=1, gamma=0.5, alpha=2, beta=1, lam=0.1, n_test=2000, reps=6, seed=4)
+    assert abs(res["m"].mean) <= 4 * res["m"].se
     assert res["q2"].mean > 0 and res["test_error"].mean > 0
 
 
 def test_spectrum_top_eigenvalue_scales_with_n():
-    # srf-theory.md §7 (191): lambda_max ~ n E mu0^2 = O(n) for r > 0; absent (O(1)) at r = 0 for odd sigma
-    on = sim_spectrum("tanh", 300, r=1.2, c=1, gamma=1, alpha=2, beta=1, reps=2, seed=5)
-    off = sim_spectrum("tanh", 300, r=0.0, c=1, gamma=1, alpha=2, beta=1, reps=2, seed=5)
-    assert on["top_eigenvalue"].mean > 50 * off["top_eigenvalue"].mean / 10
-    assert on["top_eigenvalue"].mean > 10 * on["second_eigenvalue"].mean
-    assert off["top_eigenvalue"].mean < 10
+    # srf-theory.md §7 (191): lambda_max ~ n E mu0^2 = O(n) for r > 0; absent at r = 0 for odd sigma, where the
+    # top eigenvalue is the bulk edge and does not grow with n (checked at two sizes)
+    n = [600, 1200]
+    on = [sim_spectrum("tanh", d, r=1.2, c=1, gamma=1, alpha=2, beta=1, reps=2, seed=5)["top_eigenvalue"]
+          for d in (300, 600)]
+    off = [sim_spectrum("tanh", d, r=0.0, c=1, gamma=1, alpha=2, beta=1, reps=2, seed=5)["top_eigenvalue"]
+           for d in (300, 600)]
+    assert on[1].mean / on[0].mean == pytest.approx(n[1] / n[0], rel=0.05)
+    assert abs(off[1].mean - off[0].mean) < 0.05 * off[0].mean
 
 
 def test_spikes_protocol_runs_and_gains_positive_in_window_one():
