@@ -474,18 +474,22 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     if continuation == "auto" and be > 1 and la < 1e-2 and init is None:
         for lv in np.geomspace(10.0, la, 25)[:-1]:
             o.lam = float(lv)
-            x, it, _, status = _iterate(x, S, o, damping=0.9, tol=max(ctol, 1e-8), max_iter=max_iter)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                x, it, _, status = _iterate(x, S, o, damping=0.9, tol=max(ctol, 1e-8), max_iter=max_iter)
             total_it += it
         o.lam = la
         damping = max(damping, 0.9)
     x0 = x
-    x, it, res, status = _iterate(x, S, o, damping=damping, tol=ctol, max_iter=max_iter, conv_keys=conv_keys)
+    # divergent trial iterates are detected and handled (guards, fallback): no numpy warnings for them
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        x, it, res, status = _iterate(x, S, o, damping=damping, tol=ctol, max_iter=max_iter, conv_keys=conv_keys)
     total_it += it
     if status != "converged" and newton_fallback:
         # Newton fallback from the last valid iterate, then from the starting point
         for start in (x, x0):
             try:
-                x, nsteps, res = _newton_float(start, S, o, ctol)
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    x, nsteps, res = _newton_float(start, S, o, ctol)
                 total_it += nsteps
                 status = "converged (Newton fallback)"
                 break
