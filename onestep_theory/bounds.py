@@ -95,7 +95,8 @@ class Bounds(Result):
 
 
 def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=None, noise_var=0,
-           optimize_eta: bool = False, eta_max: float = 10.0, c_formula: str = "corrected") -> Bounds:
+           optimize_eta: bool = False, eta_max: float = 10.0, c_formula: str = "corrected",
+           strict_odd: bool = True) -> Bounds:
     r"""Bounds (26), (27) at given sRF parameters, or from (α0, η̃) through Result 3.1; with
     ``optimize_eta`` the η̃-minimised bounds (28) over :math:`[0,\tilde\eta_{\max}]`.
 
@@ -112,7 +113,8 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
             raise InvalidParameterError("optimize_eta", True, "(alpha0, eta) parametrisation, not explicit r")
 
         def at(e):
-            p = srf_params(student, teacher, alpha0, repr(float(e)), noise_var, c_formula=c_formula)
+            p = srf_params(student, teacher, alpha0, repr(float(e)), noise_var, c_formula=c_formula,
+                           strict_odd=strict_odd)
             rr, cc, gg = p.floats()
             return _bounds_at(student, teacher, rr, cc, abs(gg), rule)
 
@@ -126,7 +128,8 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
                                   options={"xatol": 1e-8})
             best = (res.fun, res.x) if res.fun < vals[i][j] else (vals[i][j], grid[i])
             out.append(best)
-        p = srf_params(student, teacher, alpha0, repr(float(out[0][1])), noise_var, c_formula=c_formula)
+        p = srf_params(student, teacher, alpha0, repr(float(out[0][1])), noise_var, c_formula=c_formula,
+                       strict_odd=strict_odd)
         rr, cc, gg = p.floats()
         return Bounds(upper=float(out[0][0]), lower=float(out[1][0]), best_linear=bl, r=rr, c=cc, gamma=abs(gg),
                       eta=None, eta_upper=float(out[0][1]), eta_lower=float(out[1][1]), optimized=True,
@@ -136,7 +139,7 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     if r is None:
         if eta is None:
             raise InvalidParameterError("eta", None, "a learning rate eta >= 0 (or r, c, gamma)")
-        p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula)
+        p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, strict_odd=strict_odd)
         rr, cc, gg = p.floats()
     else:
         rr, cc, gg = float(r), float(c if c is not None else 1), float(gamma if gamma is not None else 1)

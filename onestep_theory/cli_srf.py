@@ -21,6 +21,8 @@ def _rcg_args(p, need_teacher=True):
     p.add_argument("--c", type=exact_arg)
     p.add_argument("--gamma", type=exact_arg)
     p.add_argument("--c-formula", choices=["corrected", "v1"], default="corrected")
+    p.add_argument("--allow-non-odd", action="store_true",
+                   help="compute the Result 3.1 mapping for a non-odd student anyway (unvalidated; warns)")
 
 
 def _solver_args(p):
@@ -38,7 +40,7 @@ def _solver_args(p):
 def _kw(args):
     from .errors import InvalidParameterError
 
-    kw = dict(noise_var=args.noise_var, c_formula=args.c_formula)
+    kw = dict(noise_var=args.noise_var, c_formula=args.c_formula, strict_odd=not args.allow_non_odd)
     if args.r is not None or args.c is not None or args.gamma is not None:
         kw.update(r=args.r, c=args.c, gamma=args.gamma)
     else:
@@ -67,18 +69,20 @@ def _resolve(args):
 
     kw = _kw(args)
     return _resolve_rcg(args.student, args.teacher, kw.get("r"), kw.get("c"), kw.get("gamma"), kw.get("alpha0"),
-                        kw.get("eta"), args.noise_var, args.c_formula)
+                        kw.get("eta"), args.noise_var, args.c_formula, not args.allow_non_odd)
 
 
 def _run_srf(args):
     from .srf import srf_solve
 
-    rr, cc, gg, _ = _resolve(args)
+    rr, cc, gg, mapping = _resolve(args)
     skw = _solver_kw(args)
     if args.spectrum_mode == "empirical":
         skw["empirical"] = _empirical(args, (rr, cc, gg), args.beta)
     sol = srf_solve(args.student, args.teacher, alpha=args.alpha, beta=args.beta, lam=args.lam, r=rr, c=cc, gamma=gg,
                     noise_var=args.noise_var, dps=args.dps, **skw)
+    if mapping is not None:
+        sol.provenance["mapping"] = "Result 3.1 (eqs. 9-11), c_formula=" + args.c_formula
     d = sol.to_dict()
     digits = args.dps or 10
     out = {"r": d["r"], "c": d["c"], "gamma": d["gamma"], "test_error": d["test_error"],
@@ -139,14 +143,15 @@ def _run_curve(args):
 def _run_bounds(args):
     from .bounds import bounds
 
+    odd = not args.allow_non_odd
     if args.optimize_eta:
         b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", noise_var=args.noise_var,
-                   optimize_eta=True, eta_max=args.eta_max, c_formula=args.c_formula)
+                   optimize_eta=True, eta_max=args.eta_max, c_formula=args.c_formula, strict_odd=odd)
     elif args.r is not None:
         b = bounds(args.student, args.teacher, r=args.r, c=args.c or 1, gamma=args.gamma or 1)
     else:
         b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", eta=args.eta, noise_var=args.noise_var,
-                   c_formula=args.c_formula)
+                   c_formula=args.c_formula, strict_odd=odd)
     d = b.to_dict()
     text = "\n".join(f"{k:<12} = {d[k]}" for k in ("upper", "lower", "best_linear", "r", "c", "gamma", "eta_upper",
                                                     "eta_lower", "extension"))

@@ -67,7 +67,7 @@ def _student_constants(student: Activation, dps: int):
 
 
 def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "corrected", dps: int = 20,
-               strict_odd: bool = False) -> SRFParams:
+               strict_odd: bool = True) -> SRFParams:
     r"""Equivalent sRF parameters of a network after one giant step (Result 3.1 of [CPDKLZL24]).
 
     Parameters
@@ -85,7 +85,9 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
         Eq. (11) as validated by simulation (default) or the earlier variant with the extra
         :math:`\mu_1^2` factor.
     strict_odd : bool
-        Raise instead of warning when :math:`\mathbb E\sigma\ne0` or :math:`\mathbb E\sigma''\ne0`.
+        Result 3.1 assumes an odd student (:math:`\mathbb E\sigma=\mathbb E\sigma''=0`).  By default a
+        non-odd student is refused with a clear error; ``strict_odd=False`` computes the (unvalidated)
+        mapping anyway and warns, as srf-theory.md §2 describes.  User-supplied (r, c, γ) are always accepted.
 
     Examples
     --------
@@ -135,5 +137,7 @@ def _check_odd(s: Activation, strict: bool, dps: int) -> None:
         msg = (f"Result 3.1 assumes an odd student (E sigma = {mpmath.nstr(mean, 5)}, "
                f"E sigma'' = {mpmath.nstr(z_dsig, 5)}); the mapping is unvalidated here")
         if strict:
-            raise HypothesisError("student", s.name, "an odd activation (E sigma = E sigma'' = 0)", msg)
+            raise HypothesisError("student", s.name, "an odd activation (E sigma = E sigma'' = 0)",
+                                  msg + "; give r, c, gamma explicitly, or allow it (strict_odd=False, "
+                                  "CLI --allow-non-odd)")
         warnings.warn(msg, NonOddWarning, stacklevel=3)

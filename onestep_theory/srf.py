@@ -396,7 +396,7 @@ class SRFSolution(Result):
         return tuple(self.order[k] for k in ORDER)
 
 
-def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula):
+def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd=True):
     if r is not None or c is not None or gamma is not None:
         if r is None or c is None or gamma is None:
             raise InvalidParameterError("r, c, gamma", (r, c, gamma), "all three, or alpha0 and eta instead")
@@ -410,7 +410,7 @@ def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formul
         return r, c, gamma, None
     if alpha0 is None or eta is None:
         raise InvalidParameterError("alpha0, eta", (alpha0, eta), "both (or r, c, gamma)")
-    p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=17)
+    p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=17, strict_odd=strict_odd)
     return p.r, p.c, abs(p.gamma), p
 
 
@@ -419,7 +419,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
               cross_term: bool = True, kappa_nodes: int = 101, inner_nodes: int = 61, tol: float = 1e-10,
               damping: float = 0.5, max_iter: int = 20000, init=None, dps: int | None = None,
               continuation: str = "auto", convergence: str = "all", setup: SRFSetup | None = None,
-              mp_method: str = "closed", newton_fallback: bool = True) -> SRFSolution:
+              mp_method: str = "closed", newton_fallback: bool = True, strict_odd: bool = True) -> SRFSolution:
     r"""Solve Result 3.3 of [CPDKLZL24] and return the test error (25) with every order parameter.
 
     Parameters
@@ -444,6 +444,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     convergence : {"all", "notebook"}
         All seven order parameters at ``tol`` (default) or the notebook's criterion
         (:math:`q_1,m,q_2,\vartheta,\psi` at 1e-4).
+    strict_odd : bool
+        Refuse a non-odd student when (r, c, γ) come from Result 3.1 (see :func:`~onestep_theory.mapping.srf_params`).
     newton_fallback : bool
         If the damped iteration fails, try float64 Newton (finite-difference Jacobian) from the last
         valid iterate; the status then says so.
@@ -462,7 +464,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         raise InvalidParameterError("empirical", None, "(D, F, H, G) arrays for spectrum='empirical'")
     if convergence not in ("all", "notebook"):
         raise InvalidParameterError("convergence", convergence, "'all' or 'notebook'")
-    rr, cc, gg, mapping = _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula)
+    rr, cc, gg, mapping = _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd)
     S = setup or srf_setup(student, teacher, rr, cc, gg, kappa_nodes=kappa_nodes, inner_nodes=inner_nodes)
     o = _Opts(al, be, la, nv, spike_channel, spectrum,
               tuple(np.asarray(a, dtype=float) for a in empirical) if empirical is not None else None, cross_term,
@@ -530,7 +532,7 @@ def srf_curve(student, teacher, alphas, **kw) -> list:
     kw = dict(kw)
     rr, cc, gg, _ = _resolve_rcg(student, teacher, kw.pop("r", None), kw.pop("c", None), kw.pop("gamma", None),
                                  kw.pop("alpha0", None), kw.pop("eta", None), kw.get("noise_var", 0),
-                                 kw.get("c_formula", "corrected"))
+                                 kw.get("c_formula", "corrected"), kw.get("strict_odd", True))
     setup = srf_setup(student, teacher, rr, cc, gg, kappa_nodes=kw.get("kappa_nodes", 101),
                       inner_nodes=kw.get("inner_nodes", 61))
     out = []
@@ -564,7 +566,8 @@ def srf_sweep(student, teacher, param: str, values, **fixed) -> list:
     if shared:
         rr, cc, gg, _ = _resolve_rcg(student, teacher, fixed.pop("r", None), fixed.pop("c", None),
                                      fixed.pop("gamma", None), fixed.pop("alpha0", None), fixed.pop("eta", None),
-                                     fixed.get("noise_var", 0), fixed.get("c_formula", "corrected"))
+                                     fixed.get("noise_var", 0), fixed.get("c_formula", "corrected"),
+                                     fixed.get("strict_odd", True))
         fixed.update(r=rr, c=cc, gamma=gg)
         setup = srf_setup(student, teacher, rr, cc, gg, kappa_nodes=fixed.get("kappa_nodes", 101),
                           inner_nodes=fixed.get("inner_nodes", 61))

@@ -39,10 +39,10 @@ def test_mapping_constants_and_limits():
     assert inf.gamma == 1 and inf.c == 1 and abs(inf.r - 3 * inf.mu1 * inf.mu1_star) < 1e-14
     rf = srf_params("tanh", "sin", 0, 3)
     assert rf.r == 0 and rf.c == 1
+    with pytest.raises(HypothesisError, match="odd"):
+        srf_params("relu", "sin", 2, 1)                         # default: a clear error
     with pytest.warns(NonOddWarning):
-        srf_params("relu", "sin", 2, 1)
-    with pytest.raises(HypothesisError):
-        srf_params("relu", "sin", 2, 1, strict_odd=True)
+        srf_params("relu", "sin", 2, 1, strict_odd=False)       # srf-theory.md §2: warn and compute
     with pytest.raises(HypothesisError):
         srf_params("sign", "sin", 2, 1)          # sigma' not in L2
     with pytest.raises(InvalidParameterError):
@@ -356,3 +356,9 @@ def test_cli_srf_acceptance():
     rc, _, err = run_cli("srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha",
                          "1", "--beta", "0", "--lam", "0.1")
     assert rc == 2 and "--beta" in err
+    rc, _, err = run_cli("srf", "--student", "relu", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha",
+                         "1", "--beta", "1", "--lam", "0.1")
+    assert rc == 2 and "odd" in err and len(err.strip().splitlines()) == 1
+    rc, _, err = run_cli("srf", "--student", "relu", "--teacher", "sin", "--r", "1", "--c", "1", "--gamma", "0.9",
+                         "--alpha", "1", "--beta", "1", "--lam", "0.1")
+    assert rc == 0, err
