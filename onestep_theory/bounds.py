@@ -53,6 +53,8 @@ def best_linear(teacher, noise_var=0) -> float:
 
 
 def _bounds_at(student, teacher, r, c, gamma, rule):
+    """(upper, lower): (26) and (27) of [CPDKLZL24] at gamma = 1; the derived gamma < 1 extension of
+    srf-theory.md §6 (teacher smoothed to h, third direction psi mu1 z) otherwise."""
     k, w = rule
     t = Activation.from_any(teacher, "teacher")
     mu0, mu1, _ = cge_coeffs(student, r, c, k)

@@ -81,7 +81,8 @@ def _npdf(t):
 
 
 def _trunc_np(jmax, lo, hi):
-    """Truncated moments T_j(lo, hi) = int_lo^hi y^j phi(y) dy, arrays, j = 0..jmax (module gauss, numpy)."""
+    """Truncated moments T_j(lo, hi) = int_lo^hi y^j phi(y) dy, arrays, j = 0..jmax: the recursion of
+    :func:`onestep_theory.gauss.trunc_moments` (exact SymPy) in vectorised float64."""
     plo, phi_ = _npdf(lo), _npdf(hi)
     T = [ndtr(hi) - ndtr(lo), plo - phi_]
     for j in range(2, jmax + 1):
@@ -145,9 +146,15 @@ def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int |
     raise InvalidParameterError("backend", backend, "'exact', 'gauss-hermite' or 'mp'")
 
 
+@functools.lru_cache(maxsize=256)
+def _mp_piece_fns(expr: sp.Expr) -> tuple:
+    """mpmath callables of the smooth pieces of *expr*, lambdified once per expression."""
+    return tuple(sp.lambdify(x, g, modules="mpmath") for _, _, g in pieces(expr))
+
+
 def _smooth_mp(act: Activation, a, s, dps: int):
     kinks = [to_mpf(b, dps) for b in breakpoints(act.expr)]
-    fn_pieces = [sp.lambdify(x, g, modules="mpmath") for _, _, g in pieces(act.expr)]
+    fn_pieces = _mp_piece_fns(act.expr)
     a_arr = np.atleast_1d(np.asarray(a, dtype=object))
     out = [np.empty(a_arr.shape, dtype=object) for _ in range(3)]
     with mpmath.workdps(dps + GUARD_DIGITS):

