@@ -32,22 +32,24 @@ import numpy as np
 import sympy as sp
 from scipy.special import ndtr
 
+import flint
+
 from .errors import InvalidParameterError
-from .exact import GUARD_DIGITS, to_mpf
+from .evaluate import arb_callable
+from .exact import to_exact
 from .expressions import breakpoints, pieces, x
-from .gauss import tanh_sinh_vec, trunc_moments
+from .gauss import trunc_moments
 from .hermite import Activation
+from .precision import arb_to_mpf, mpf_to_arb, precision, workdps
+from .quadrature import gauss_hermite, normal_rule
 
-__all__ = ["smooth", "cge_coeffs", "cge_symbolic", "gh_nodes", "is_piecewise_polynomial", "default_backend"]
+__all__ = ["smooth", "smooth_arb", "cge_coeffs", "cge_arb", "cge_symbolic", "gh_nodes", "is_piecewise_polynomial", "default_backend"]
 
 
-@functools.lru_cache(maxsize=64)
 def gh_nodes(n: int):
-    """Probabilists' Gauss–Hermite nodes and weights normalised to sum 1 (float64)."""
-    from numpy.polynomial.hermite_e import hermegauss
-
-    z, w = hermegauss(n)
-    return z, w / w.sum()
+    """Probabilists' Gauss–Hermite nodes and weights normalised to sum 1 (float64): see
+    :func:`onestep_theory.quadrature.gauss_hermite` (kept for compatibility)."""
+    return gauss_hermite(n)
 
 
 @functools.lru_cache(maxsize=256)
@@ -56,12 +58,8 @@ def is_piecewise_polynomial(expr: sp.Expr) -> bool:
 
 
 def default_backend(act: Activation) -> str:
-    """``exact`` for piecewise polynomials, ``gauss-hermite`` for smooth functions, ``mp`` otherwise."""
-    if is_piecewise_polynomial(act.expr):
-        return "exact"
-    if not breakpoints(act.expr):
-        return "gauss-hermite"
-    return "mp"
+    """``exact`` for piecewise polynomials, ``panels`` (split, scaled Gauss–Legendre) otherwise."""
+    return "exact" if is_piecewise_polynomial(act.expr) else "panels"
 
 
 @functools.lru_cache(maxsize=256)
@@ -111,109 +109,257 @@ def _exact_moment(expr, a, s, weight_z: bool, square: bool):
     return total
 
 
-def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int | None = None):
+def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int | None = None,
+           digits: float | None = None, level: int = 0):
     r"""Gaussian smoothing :math:`(\mathbb E f(a+sZ),\ \mathbb E[Zf(a+sZ)],\ \mathbb E f(a+sZ)^2)` over an array ``a``.
 
-    ``s = 0`` returns :math:`(f(a), 0, f(a)^2)`.  With ``backend="mp"`` (or ``dps`` given) ``a`` may hold
-    mpf values and the result is a triple of object arrays of mpf at ``dps`` digits.
+    Backends (docs/theory/numerics.md §3):
+
+    * ``"exact"`` — piecewise polynomials in closed form (truncated Gaussian moments); float64, or Arb
+      at ``dps`` digits;
+    * ``"panels"`` (default otherwise) — :func:`~onestep_theory.quadrature.normal_rule` in ``z``, split
+      exactly at every kink :math:`(b-a)/s`, panels no wider than :math:`\min(1,1/s)`; ``digits`` and
+      ``level`` set the rule (compare two levels for the error);
+    * ``"gauss-hermite"`` — a fixed ``nodes``-point rule, smooth functions only (notebook compatibility).
+
+    ``s = 0`` returns :math:`(f(a), 0, f(a)^2)`.  With ``dps`` the values are numpy object arrays of
+    ``mpf`` (``a`` and ``s`` may be exact strings), computed in Arb with ``dps`` + guard digits.
     """
     act = Activation.from_any(act)
-    backend = backend or ("mp" if dps is not None else default_backend(act))
     if backend == "mp":
-        return _smooth_mp(act, a, s, dps or 15)
+        backend = "panels"
+    backend = backend or ("exact" if is_piecewise_polynomial(act.expr) else "panels")
+    if backend not in ("exact", "panels", "gauss-hermite"):
+        raise InvalidParameterError("backend", backend, "'exact', 'panels' or 'gauss-hermite'")
+    if backend == "exact" and not is_piecewise_polynomial(act.expr):
+        raise InvalidParameterError("backend", backend, "'panels' or 'gauss-hermite' for a non-polynomial piece")
+    if backend == "gauss-hermite" and breakpoints(act.expr):
+        raise InvalidParameterError("backend", backend, "'exact' or 'panels' for a kinked function (hermite.md §5.5)")
+    if dps is not None:
+        with precision(dps):
+            res = _smooth_arb(act, a, s, backend, flint.ctx.dps, digits if digits is not None else dps + 3, level,
+                              nodes)
+            return tuple(_to_mpf_array(v) for v in res)
     a = np.asarray(a, dtype=float)
     s = float(s)
     f = act.numpy()
+    if s < 0 or not math.isfinite(s):
+        raise InvalidParameterError("s", s, "a finite real number >= 0")
     if s == 0:
         v = f(a)
         return v, np.zeros_like(a), v * v
-    if s < 0:
-        raise InvalidParameterError("s", s, "a real number >= 0")
     if backend == "exact":
-        if not is_piecewise_polynomial(act.expr):
-            raise InvalidParameterError("backend", backend, "'gauss-hermite' or 'mp' for a non-polynomial piece")
         off = act.offset_float()
         m0 = _exact_moment(act.expr, a, s, False, False) - off
         m1 = _exact_moment(act.expr, a, s, True, False)
         m2 = _exact_moment(act.expr, a, s, False, True) - 2 * off * (m0 + off) + off * off
         return m0, m1, m2
     if backend == "gauss-hermite":
-        if breakpoints(act.expr):
-            raise InvalidParameterError("backend", backend, "'exact' or 'mp' for a kinked function (hermite.md §5.5)")
-        z, w = gh_nodes(nodes)
+        z, w = gauss_hermite(nodes)
         vals = f(a[..., None] + s * z)
         return vals @ w, vals @ (w * z), (vals * vals) @ w
-    raise InvalidParameterError("backend", backend, "'exact', 'gauss-hermite' or 'mp'")
+    digits = 16.0 if digits is None else digits
+    hmax = min(1.0, 1.0 / s)
+    kinks = [float(b) for b in breakpoints(act.expr)]
+    if not kinks:
+        rule = normal_rule(digits=digits, level=level, hmax=hmax)
+        z, w = rule.nodes, rule.weights
+        vals = f(a[..., None] + s * z)
+        return vals @ w, vals @ (w * z), (vals * vals) @ w
+    flat = a.ravel()
+    out = np.empty((3, flat.size))
+    for i, av in enumerate(flat):
+        rule = normal_rule(hard=tuple((b - av) / s for b in kinks), digits=digits, level=level, hmax=hmax,
+                           cache=False)
+        z, w = rule.nodes, rule.weights
+        vals = f(av + s * z)
+        out[:, i] = vals @ w, vals @ (w * z), (vals * vals) @ w
+    return tuple(o.reshape(a.shape) for o in out)
 
 
 @functools.lru_cache(maxsize=256)
-def _mp_piece_fns(expr: sp.Expr) -> tuple:
-    """mpmath callables of the smooth pieces of *expr*, lambdified once per expression."""
-    return tuple(sp.lambdify(x, g, modules="mpmath") for _, _, g in pieces(expr))
+def _poly_pieces_arb(expr: sp.Expr, square: bool, dps: int):
+    """Pieces (lo, hi, coefficients) of a piecewise polynomial as Arb values at ``dps`` digits."""
+    out = []
+    with workdps(dps):
+        for lo, hi, g in pieces(expr):
+            gg = sp.expand(g**2 if square else g)
+            cs = [arb_callable(cf)(flint.arb(0)) for cf in reversed(sp.Poly(gg, x).all_coeffs())] if gg != 0 else []
+            lo_a = None if lo == -sp.oo else arb_callable(lo)(flint.arb(0))
+            hi_a = None if hi == sp.oo else arb_callable(hi)(flint.arb(0))
+            out.append((lo_a, hi_a, cs))
+    return tuple(out)
 
 
-def _smooth_mp(act: Activation, a, s, dps: int):
-    kinks = [to_mpf(b, dps) for b in breakpoints(act.expr)]
-    fn_pieces = _mp_piece_fns(act.expr)
+def _trunc_arb(jmax, lo, hi):
+    """Truncated moments T_j(lo, hi), j = 0..jmax, in Arb (None = infinite end): the recursion of
+    :func:`onestep_theory.gauss.trunc_moments`."""
+    norm = 1 / (2 * flint.arb.pi()).sqrt()
+    pdf = (lambda t: flint.arb(0) if t is None else norm * (-t * t / 2).exp())
+    sq2 = flint.arb(2).sqrt()
+    # Phi(hi) - Phi(lo) without cancellation in the upper tail
+    up = (lambda t: flint.arb(0) if t is None else (t / sq2).erfc() / 2)   # 1 - Phi(t); None = +inf
+    p_hi = flint.arb(0) if hi is None else up(hi)
+    p_lo = flint.arb(1) if lo is None else up(lo)
+    plo, phi_ = pdf(lo), pdf(hi)
+    T = [p_lo - p_hi, plo - phi_]
+    for j in range(2, jmax + 1):
+        ta = flint.arb(0) if lo is None else lo ** (j - 1) * plo
+        tb = flint.arb(0) if hi is None else hi ** (j - 1) * phi_
+        T.append(ta - tb + (j - 1) * T[j - 2])
+    return T
+
+
+def _smooth_arb(act, a, s, backend, dps, digits, level, nodes):
+    """Arb version of :func:`smooth` (numpy object arrays of Arb balls)."""
     a_arr = np.atleast_1d(np.asarray(a, dtype=object))
     out = [np.empty(a_arr.shape, dtype=object) for _ in range(3)]
-    with mpmath.workdps(dps + GUARD_DIGITS):
-        s = mpmath.mpf(s)
-        off = act.raw_mean(dps + GUARD_DIGITS) if act.center else mpmath.mpf(0)
-        for idx, av in np.ndenumerate(a_arr):
-            av = mpmath.mpf(av)
-            if s == 0:
-                fv = _eval_pieces(act, fn_pieces, kinks, av) - off
-                out[0][idx], out[1][idx], out[2][idx] = fv, mpmath.mpf(0), fv * fv
-                continue
-            zk = [(b - av) / s for b in kinks]
-            edges = [-mpmath.inf, *zk, mpmath.inf]
-            segs = []
-            for k, fn in enumerate(fn_pieces):
-                lo, hi = edges[k], edges[k + 1]
-                pts = [lo, hi] if not (lo < 0 < hi) else [lo, mpmath.mpf(0), hi]
-                segs.append((pts, lambda z, fn=fn: fn(av + s * z) - off))
-            m0, m1, m2 = tanh_sinh_vec(segs, lambda z, fv: [1, z, fv], 3, dps, label=act.name)
+    with workdps(dps):
+        s = _as_arb(s)
+        av_list = [_as_arb(v) for v in a_arr.ravel()]
+        off = mpf_to_arb(act.raw_mean(dps)) if act.center else flint.arb(0)
+        if s == 0:
+            fn = arb_callable(act.expr)
+            res = []
+            for av in av_list:
+                fv = _eval_piecewise_arb(act, av) - off
+                res.append((fv, flint.arb(0), fv * fv))
+        elif backend == "exact":
+            p1, p2 = _poly_pieces_arb(act.expr, False, dps), _poly_pieces_arb(act.expr, True, dps)
+            res = []
+            for av in av_list:
+                m = []
+                for weight_z, pcs in ((False, p1), (True, p1), (False, p2)):
+                    tot = flint.arb(0)
+                    for lo, hi, cs in pcs:
+                        zlo = None if lo is None else (lo - av) / s
+                        zhi = None if hi is None else (hi - av) / s
+                        T = _trunc_arb(len(cs) + 1, zlo, zhi)
+                        for k, gk in enumerate(cs):
+                            for j in range(k + 1):
+                                tot += gk * math.comb(k, j) * av ** (k - j) * s**j * T[j + (1 if weight_z else 0)]
+                    m.append(tot)
+                m0 = m[0] - off
+                res.append((m0, m[1], m[2] - 2 * off * (m0 + off) + off * off))
+        else:
+            fn = arb_callable(act.expr)
+            kinks = [arb_callable(b)(flint.arb(0)) for b in breakpoints(act.expr)]
+            hmax = min(1.0, 1.0 / float(s))
+            shared = None
+            if backend == "gauss-hermite":
+                zg, wg = gauss_hermite(nodes, dps)
+                shared = ([mpf_to_arb(v) for v in zg], [mpf_to_arb(v) for v in wg])
+            elif not kinks:
+                rule = normal_rule(digits=digits, level=level, hmax=hmax, dps=dps)
+                shared = (rule.nodes, rule.weights)
+            res = []
+            for av in av_list:
+                if shared is None:
+                    rule = normal_rule(hard=tuple((b - av) / s for b in kinks), digits=digits, level=level,
+                                       hmax=hmax, dps=dps, cache=False)
+                    zs, ws = rule.nodes, rule.weights
+                else:
+                    zs, ws = shared
+                s0 = s1 = s2 = flint.arb(0)
+                for zv, wv in zip(zs, ws):
+                    fv = fn(av + s * zv)
+                    t = wv * fv
+                    s0 += t
+                    s1 += t * zv
+                    s2 += t * fv
+                res.append((s0 - off, s1, s2 - 2 * off * s0 + off * off))
+        for i, (m0, m1, m2) in enumerate(res):
+            idx = np.unravel_index(i, a_arr.shape)
             out[0][idx], out[1][idx], out[2][idx] = m0, m1, m2
     return tuple(o if np.ndim(a) else o.reshape(()).item() for o in out)
 
 
-def _eval_pieces(act, fns, kinks, t):
-    k = sum(1 for b in kinks if t > b)
-    return mpmath.mpf(fns[k](t))
+def smooth_arb(act, a, s, *, backend: str | None = None, digits: float | None = None, level: int = 0,
+               nodes: int = 61):
+    """:func:`smooth` in Arb at the current working precision (``a``: array of Arb balls, ``s``: Arb).
+
+    Must run inside :func:`~onestep_theory.precision.workdps`; returns object arrays of Arb balls.
+    """
+    act = Activation.from_any(act)
+    backend = backend or default_backend(act)
+    return _smooth_arb(act, a, s, backend, flint.ctx.dps, digits if digits is not None else flint.ctx.dps, level,
+                       nodes)
 
 
-def cge_coeffs(student, r, c, kappa, *, backend: str | None = None, nodes: int = 61, dps: int | None = None):
+def _to_mpf_array(v):
+    if isinstance(v, np.ndarray):
+        return np.array([arb_to_mpf(t) for t in v.ravel()], dtype=object).reshape(v.shape)
+    return arb_to_mpf(v)
+
+
+def _as_arb(v):
+    """An Arb ball from an Arb, mpf, int, exact string or SymPy number (current precision)."""
+    if isinstance(v, flint.arb):
+        return v
+    if isinstance(v, (mpmath.mpf, int, float)):
+        return mpf_to_arb(mpmath.mpf(v))
+    if isinstance(v, str):
+        v = to_exact(v)
+    return arb_callable(sp.sympify(v))(flint.arb(0))
+
+
+def _eval_piecewise_arb(act, t):
+    """The expression at ``t`` on the piece containing ``t`` (kinks decided on the midpoint)."""
+    for lo, hi, g in pieces(act.expr):
+        if (lo == -sp.oo or t.mid() >= arb_callable(lo)(t).mid()) and (hi == sp.oo or t.mid() < arb_callable(hi)(t).mid()):
+            return arb_callable(g)(t)
+    return arb_callable(act.expr)(t)
+
+
+def cge_coeffs(student, r, c, kappa, *, backend: str | None = None, nodes: int = 61, dps: int | None = None,
+               digits: float | None = None, level: int = 0):
     r""":math:`\mu_0(\kappa),\mu_1(\kappa),\mu_\star^2(\kappa)` of eq. (15) [CPDKLZL24] (srf-theory.md §3).
 
-    ``kappa`` is an array (float64) or, with ``dps``, values evaluated at ``dps`` digits.
-    :math:`\mu_\star^2` is clipped at 0.
+    ``kappa`` is an array (float64), or with ``dps`` exact values (strings, mpf, SymPy numbers); the
+    result is then a triple of numpy object arrays of ``mpf`` correct to ``dps`` digits (rules with
+    ``dps`` + guard digits).  :math:`\mu_\star^2` is clipped at 0.  For an error estimate use
+    :func:`cge_values`.
 
     >>> m0, m1, ms2 = cge_coeffs("sign", 1.0, 1.0, np.array([0.0, 1.0, 2.0]))    # srf-theory.md §11.3
     >>> np.round(m0, 8).tolist(), np.round(m1, 8).tolist(), np.round(ms2, 8).tolist()
     ([0.0, 0.68268949, 0.95449974], [0.79788456, 0.48394145, 0.10798193], [0.36338023, 0.29973573, 0.07727016])
     """
+    if dps is not None:
+        with precision(dps):
+            if not _as_arb(c) > 0:
+                raise InvalidParameterError("c", c, "a real number > 0")
+            k = np.atleast_1d(np.asarray(kappa, dtype=object))
+            arrs = cge_arb(student, _as_arb(r), _as_arb(c), [_as_arb(v) for v in k.ravel()],
+                           backend=backend, nodes=nodes, digits=(digits or dps) + 3, level=level)
+            out = tuple(np.array([arb_to_mpf(v) for v in arr], dtype=object).reshape(k.shape) for arr in arrs)
+        return out
     c_f = float(c)
     if not c_f > 0:
         raise InvalidParameterError("c", c, "a real number > 0")
-    if dps is not None or backend == "mp":
-        dps = dps or 15
-        with mpmath.workdps(dps + GUARD_DIGITS):
-            rr, cc = mpmath.mpf(r), mpmath.mpf(c)
-            sc = mpmath.sqrt(cc)
-            k = np.atleast_1d(np.asarray(kappa, dtype=object))
-            a = np.array([rr * mpmath.mpf(v) for v in k.ravel()], dtype=object).reshape(k.shape)
-            e0, e1, e2 = _smooth_mp(Activation.from_any(student, "student"), a, sc, dps)
-            mu0 = e0
-            mu1 = np.array([v / sc for v in e1.ravel()], dtype=object).reshape(k.shape)
-            ms2 = np.array([max(mpmath.mpf(0), e2f - e0f**2 - cc * (e1f / sc) ** 2)
-                            for e0f, e1f, e2f in zip(e0.ravel(), e1.ravel(), e2.ravel())], dtype=object).reshape(k.shape)
-        return mu0, mu1, ms2
     kap = np.asarray(kappa, dtype=float)
     sc = math.sqrt(c_f)
-    e0, e1, e2 = smooth(student, float(r) * kap, sc, backend=backend, nodes=nodes)
+    e0, e1, e2 = smooth(student, float(r) * kap, sc, backend=backend, nodes=nodes, digits=digits, level=level)
     mu1 = e1 / sc
     return e0, mu1, np.maximum(0.0, e2 - e0 * e0 - c_f * mu1 * mu1)
+
+
+def cge_arb(student, r, c, kappa, *, backend=None, nodes=61, digits=None, level=0):
+    r"""(15) in Arb at the current working precision: lists of balls :math:`\mu_0,\mu_1,\mu_\star^2` over ``kappa``
+    (a list of Arb balls).  Must run inside :func:`~onestep_theory.precision.workdps`."""
+    act = Activation.from_any(student, "student")
+    backend = backend or default_backend(act)
+    sc = c.sqrt()
+    e0, e1, e2 = _smooth_arb(act, np.array([r * k for k in kappa], dtype=object), sc, backend, flint.ctx.dps,
+                             digits if digits is not None else flint.ctx.dps, level, nodes)
+    e0, e1, e2 = (np.atleast_1d(v).ravel() for v in (e0, e1, e2))
+    mu1 = [v / sc for v in e1]
+    ms2 = [_clip0(a2 - a0 * a0 - c * m1 * m1) for a0, m1, a2 in zip(e0, mu1, e2)]
+    return list(e0), mu1, ms2
+
+
+def _clip0(v):
+    """max(0, v) on the midpoint (clipping of mu_star^2, eq. (15))."""
+    return v if v.mid() > 0 else flint.arb(0)
 
 
 KAPPA, R, C = sp.symbols("kappa r c", real=True)

@@ -27,11 +27,18 @@ import math
 import mpmath
 import numpy as np
 
-from .equivalence import cge_coeffs, gh_nodes, smooth
+import flint
+import sympy as sp
+
+from .equivalence import cge_arb, default_backend, smooth, smooth_arb
 from .errors import ConvergenceError, InvalidParameterError
-from .exact import GUARD_DIGITS, float_in, to_exact
+from .evaluate import arb_callable
+from .exact import check_range, float_in, to_exact, to_mpf
+from .expressions import breakpoints, is_even, is_odd
 from .hermite import Activation
 from .mapping import srf_params
+from .precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, workdps
+from .quadrature import gauss_hermite, gauss_legendre, normal_rule
 from .results import Result, provenance
 
 __all__ = ["SRFSolution", "SRFSetup", "srf_setup", "srf_solve", "srf_curve", "srf_sweep", "mp_integrals", "mp_integrals_quad",
@@ -151,7 +158,7 @@ def empirical_spectrum(d, p, c, gamma, seed=0):
 # --------------------------------------------------------------------------- setup
 @dataclasses.dataclass
 class SRFSetup:
-    """κ-node quantities of srf-theory.md §5 ('precompute'), float64 or mpf object arrays."""
+    """κ-node quantities of docs/theory/numerics.md §4 ('precompute'), float64 or mpf object arrays."""
 
     kappa: np.ndarray
     w: np.ndarray
@@ -167,52 +174,144 @@ class SRFSetup:
     mp: bool
     dps: int | None
     nodes: tuple
+    level: int = 0
+    digits: float = 16
 
 
-@functools.lru_cache(maxsize=64)
-def _hp_gh(n: int, dps: int):
-    """Probabilists' Gauss–Hermite nodes/weights (sum 1) at dps digits: numpy nodes polished by Newton."""
-    z0, _ = gh_nodes(n)
-    zs, ws = [], []
-    with mpmath.workdps(dps + GUARD_DIGITS):
-        for z in z0:
-            zz = mpmath.mpf(float(z))
-            for _ in range(60):
-                h_prev, h = mpmath.mpf(0), mpmath.mpf(1)          # orthonormal h_k
-                for k in range(n):
-                    h_prev, h = h, (zz * h - mpmath.sqrt(k) * h_prev) / mpmath.sqrt(k + 1)
-                # h = h_n, h_prev = h_{n-1};  h_n' = sqrt(n) h_{n-1}
-                dz = h / (mpmath.sqrt(n) * h_prev)
-                zz -= dz
-                if abs(dz) < mpmath.mpf(10) ** (-(dps + GUARD_DIGITS - 2)):
-                    break
-            h_prev, h = mpmath.mpf(0), mpmath.mpf(1)
-            for k in range(n - 1):
-                h_prev, h = h, (zz * h - mpmath.sqrt(k) * h_prev) / mpmath.sqrt(k + 1)
-            zs.append(zz)
-            ws.append(1 / (n * h * h))
-    return np.array(zs, dtype=object), np.array(ws, dtype=object)
+def _kappa_features(s: Activation, t: Activation, r: float, c: float, gamma: float):
+    """Hard points, soft features and the panel cap of the κ-rule (docs/theory/numerics.md §3).
+
+    The student's coefficients depend on κ through :math:`r\\kappa` smoothed with width :math:`\\sqrt c`: a kink
+    ``b`` of σ becomes a soft feature at :math:`b/r` of width :math:`\\sqrt c/r`, and the panels are no wider
+    than :math:`(1+\\sqrt c)/r`.  The teacher's enter through :math:`\\gamma\\kappa` smoothed with width ρ: a kink
+    becomes a feature at :math:`b/\\gamma` of width :math:`\\rho/\\gamma` — a hard breakpoint when ρ = 0.
+    """
+    rho = math.sqrt(max(0.0, 1 - gamma * gamma))
+    hard, soft, hmax = [], [], 1.0
+    if r > 0:
+        hmax = min(hmax, (1 + math.sqrt(c)) / r)
+        soft += [(float(b) / r, math.sqrt(c) / r) for b in breakpoints(s.expr)]
+    if gamma > 0:
+        hmax = min(hmax, (1 + rho) / gamma)
+        for b in breakpoints(t.expr):
+            if rho == 0:    # gamma = 1: the kink itself, exactly
+                hard.append(b)
+            else:
+                soft.append((float(b) / gamma, rho / gamma))
+    return tuple(hard), tuple(soft), hmax
 
 
-def srf_setup(student, teacher, r, c, gamma, *, kappa_nodes: int = 101, inner_nodes: int = 61,
-              dps: int | None = None) -> SRFSetup:
-    """Precompute μ0, μ1, μ⋆², h, h1, h2 on the κ nodes (float64, or mpf at ``dps`` digits)."""
+def _parity(act: Activation) -> int:
+    """+1 (even), -1 (odd) or 0: the parity of the moments (E f, E Zf, E f^2) under a -> -a is (p, -p, +1)."""
+    if act.center:
+        return 1 if is_even(act.expr) else 0
+    return -1 if is_odd(act.expr) else (1 if is_even(act.expr) else 0)
+
+
+def _mirrored(compute, nodes, mirror: bool, parity: int):
+    """Evaluate ``compute(nodes) -> (f0, f1, f2)`` on the non-negative half of a mirrored rule and reflect
+    with the parities (p, -p, +1) (an odd rule has its middle node at 0)."""
+    n = len(nodes)
+    if not (mirror and parity):
+        return compute(nodes)
+    odd = n % 2
+    half = nodes[(n - odd) // 2:]
+    out = []
+    for v, sg in zip(compute(half), (parity, -parity, 1)):
+        v = np.asarray(v, dtype=object if v.dtype == object else float)
+        refl = v[odd:][::-1]
+        out.append(np.concatenate([sg * refl, v]) if v.dtype != object
+                   else np.array([sg * u for u in refl] + list(v), dtype=object))
+    return tuple(out)
+
+
+def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int = 0, dps: int | None = None,
+              kappa_nodes: int | None = None, inner_nodes: int | None = None) -> SRFSetup:
+    r"""Precompute :math:`\mu_0,\mu_1,\mu_\star^2,h,h_1,h_2` on the κ nodes (docs/theory/numerics.md §4).
+
+    The κ-rule is :func:`~onestep_theory.quadrature.normal_rule` with the features of
+    :func:`_kappa_features` at ``digits`` digits and refinement ``level``; inner expectations use
+    the closed forms (piecewise polynomials) or split, scaled Gauss–Legendre panels in z.  With
+    ``dps`` everything is computed in Arb at ``dps`` working digits and returned as ``mpf`` arrays.
+    ``kappa_nodes``/``inner_nodes`` select the fixed Gauss–Hermite rules of the reference notebook
+    (srf-theory.md §4.10) instead.  Cached by all arguments.
+    """
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
     if dps is None:
-        k, w = gh_nodes(kappa_nodes)
         r, c, gamma = float(r), float(c), float(gamma)
-        mu0, mu1, mus2 = cge_coeffs(s, r, c, k, nodes=inner_nodes)
-        rho = math.sqrt(max(0.0, 1 - gamma * gamma))
-        h, e1, h2 = smooth(t, gamma * k, rho, nodes=inner_nodes)
-        return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, r, c, gamma, False, None, (kappa_nodes, inner_nodes))
-    k, w = _hp_gh(kappa_nodes, dps)
-    with mpmath.workdps(dps + GUARD_DIGITS):
-        r, c, gamma = mpmath.mpf(r), mpmath.mpf(c), mpmath.mpf(gamma)
-        mu0, mu1, mus2 = cge_coeffs(s, r, c, k, dps=dps)
-        rho = mpmath.sqrt(max(mpmath.mpf(0), 1 - gamma * gamma))
-        h, e1, h2 = smooth(t, np.array([gamma * kv for kv in k], dtype=object), rho, dps=dps)
-    return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, r, c, gamma, True, dps, (kappa_nodes, "tanh-sinh"))
+    else:
+        r, c, gamma = (mpmath.mpf(v) if isinstance(v, (mpmath.mpf, int, float)) else to_exact(v) for v in (r, c, gamma))
+    return _setup_cached(s, t, r, c, gamma, float(digits), int(level), dps, kappa_nodes, inner_nodes)
+
+
+@functools.lru_cache(maxsize=48)
+def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_nodes):
+    rf, cf, gf = float(r), float(c), float(gamma)
+    hard, soft, hmax = _kappa_features(s, t, rf, cf, gf)
+    ps, pt = _parity(s), _parity(t)
+    inner_gh = dict(backend="gauss-hermite", nodes=inner_nodes) if inner_nodes else {}
+    if dps is None:
+        if kappa_nodes:
+            k, w = gauss_hermite(kappa_nodes)
+            mirror = True
+        else:
+            rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax)
+            k, w, mirror = rule.nodes, rule.weights, rule.mirror
+        rho = math.sqrt(max(0.0, 1 - gf * gf))
+        sc = math.sqrt(cf)
+
+        def stud(kk):
+            gh = inner_gh if inner_gh and not breakpoints(s.expr) else {}
+            e0, e1, e2 = smooth(s, rf * kk, sc, digits=digits, level=level, **gh)
+            m1 = e1 / sc
+            return e0, m1, np.maximum(0.0, e2 - e0 * e0 - cf * m1 * m1)
+
+        def teach(kk):
+            gh = inner_gh if inner_gh and not breakpoints(t.expr) else {}
+            return smooth(t, gf * kk, rho, digits=digits, level=level, **gh)
+
+        mu0, mu1, mus2 = _mirrored(stud, k, mirror, ps)
+        h, e1, h2 = _mirrored(teach, k, mirror, pt)
+        nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
+        return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rf, cf, gf, False, None, nodes, level, digits)
+    with workdps(dps):
+        if kappa_nodes:
+            kz, wz = gauss_hermite(kappa_nodes, dps)
+            k_arb, w_arb, mirror = [mpf_to_arb(v) for v in kz], [mpf_to_arb(v) for v in wz], True
+        else:
+            rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax, dps=dps)
+            k_arb, w_arb, mirror = list(rule.nodes), list(rule.weights), rule.mirror
+        ra, ca, ga = (_arb(v) for v in (r, c, gamma))
+        rho = (1 - ga * ga).sqrt() if ga * ga < 1 else flint.arb(0)
+
+        def stud(kk):
+            return cge_arb(s, ra, ca, list(kk), digits=digits, level=level, **inner_gh)
+
+        def teach(kk):
+            gh = inner_gh if inner_gh and not breakpoints(t.expr) else {}
+            backend = gh.get("backend") or default_backend(t)
+            return smooth_arb(t, np.array([ga * v for v in kk], dtype=object), rho, backend=backend,
+                              digits=digits, level=level, nodes=inner_nodes or 61)
+
+        karr = np.array(k_arb, dtype=object)
+        st = _mirrored(stud, karr, mirror, ps)
+        te = _mirrored(teach, karr, mirror, pt)
+        conv = (lambda arr: np.array([arb_to_mpf(v) for v in np.ravel(arr)], dtype=object))
+        mu0, mu1, mus2 = (conv(v) for v in st)
+        h, e1, h2 = (conv(v) for v in te)
+        k, w = conv(karr), conv(np.array(w_arb, dtype=object))
+        rm, cm, gm = (arb_to_mpf(v) for v in (ra, ca, ga))
+    nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
+    return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rm, cm, gm, True, dps, nodes, level, digits)
+
+
+def _arb(v):
+    if isinstance(v, mpmath.mpf):
+        return mpf_to_arb(v)
+    if isinstance(v, int):
+        return flint.arb(v)
+    return arb_callable(sp.sympify(v))(flint.arb(0))
 
 
 # --------------------------------------------------------------------------- the map
@@ -293,10 +392,6 @@ def _valid(x):
         q1 >= ps * ps * (1 - 1e-9) - 1e-15
 
 
-def _residual(x, fx):
-    return max(abs(float(a) - float(b)) / max(1.0, abs(float(b))) for a, b in zip(fx, x))
-
-
 def _iterate(x, S, o, *, damping, tol, max_iter, conv_keys=None):
     """Damped fixed point with guards (srf-theory.md §5): returns (x, iterations, residual, status)."""
     d = damping
@@ -322,57 +417,146 @@ def _iterate(x, S, o, *, damping, tol, max_iter, conv_keys=None):
     return x, it, res, "max_iter"
 
 
-def _newton(x, S, o, *, tol, hstep, max_steps, mp_mode):
-    """Newton on G(x) = F(x) - x with a central-difference 7x7 Jacobian; float64 or current mpmath precision."""
-    num = (lambda v: v) if mp_mode else float
-    x = [num(v) for v in x]
+def _newton(x, S, o, *, tol, hstep, max_steps):
+    """float64 Newton on G(x) = F(x) - x with a central-difference 7x7 Jacobian."""
+    x = [float(v) for v in x]
     res = math.inf
     for step in range(1, max_steps + 1):
-        fx = [num(v) for v in _fp_map(x, S, o)[0]]
+        fx = [float(v) for v in _fp_map(x, S, o)[0]]
         g = [a - b for a, b in zip(fx, x)]
         res = max(abs(v) / max(1, abs(xv)) for v, xv in zip(g, x))
         if res < tol:
             return x, step, res
-        J = [[0] * 7 for _ in range(7)]
-        for j in range(7):
-            e = hstep * max(1, abs(x[j]))
-            fp = _fp_map([v + (e if i == j else 0) for i, v in enumerate(x)], S, o)[0]
-            fm = _fp_map([v - (e if i == j else 0) for i, v in enumerate(x)], S, o)[0]
-            for i in range(7):
-                J[i][j] = num((fp[i] - fm[i]) / (2 * e)) - (1 if i == j else 0)
-        if mp_mode:
-            dx = mpmath.lu_solve(mpmath.matrix(J), mpmath.matrix(g))
-        else:
-            dx = np.linalg.solve(np.array(J, dtype=float), np.array(g, dtype=float))
+        J = _jacobian(x, S, o, hstep) - np.eye(7)
+        dx = np.linalg.solve(J, np.array(g, dtype=float))
         x = [a - dx[i] for i, a in enumerate(x)]
     raise ConvergenceError("Newton iteration on the sRF saddle point did not converge", max_steps, float(res))
 
 
-def _newton_mp(x, S, o, dps, max_steps=40):
-    """Newton polish at dps digits (srf-theory.md §5 'then Newton polish to the requested digits')."""
-    with mpmath.workdps(dps + GUARD_DIGITS):
-        x = [mpmath.mpf(v) for v in x]
-        return _newton(x, S, o, tol=mpmath.mpf(10) ** (-(dps + 2)),
-                       hstep=mpmath.mpf(10) ** (-(dps + GUARD_DIGITS) // 3), max_steps=max_steps, mp_mode=True)
+def _jacobian(x, S, o, hstep=1e-6):
+    """Central-difference Jacobian of the map F (float64)."""
+    x = [float(v) for v in x]
+    J = np.empty((7, 7))
+    for j in range(7):
+        e = hstep * max(1.0, abs(x[j]))
+        xp = list(x)
+        xm = list(x)
+        xp[j] += e
+        xm[j] -= e
+        fp, fm = _fp_map(xp, S, o)[0], _fp_map(xm, S, o)[0]
+        J[:, j] = [(float(a) - float(b)) / (2 * e) for a, b in zip(fp, fm)]
+    return J
 
 
 def _newton_float(x, S, o, tol, max_steps=50):
     """float64 Newton fallback when damping fails (near-degenerate m/theta directions at small r)."""
-    x, steps, res = _newton(x, S, o, tol=tol, hstep=1e-7, max_steps=max_steps, mp_mode=False)
+    x, steps, res = _newton(x, S, o, tol=tol, hstep=1e-7, max_steps=max_steps)
     fx = _fp_map(x, S, o)[0]
     if not _valid(fx):
         raise ConvergenceError("Newton fallback reached an invalid point", steps, res)
     return tuple(x), steps, res
 
 
+def _solve_float(S, o, x, *, damping, tol, max_iter, continuation, conv_keys, newton_fallback, first):
+    """Damped fixed point with guards, λ-continuation and a Newton fallback (docs/theory/numerics.md §4)."""
+    total_it = 0
+    if first and continuation == "auto" and float(o.beta) > 1 and float(o.lam) < 1e-2:
+        la = o.lam
+        for lv in np.geomspace(10.0, float(la), 25)[:-1]:
+            o.lam = float(lv)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                x, it, _, status = _iterate(x, S, o, damping=0.9, tol=max(tol, 1e-8), max_iter=max_iter)
+            total_it += it
+        o.lam = la
+        damping = max(damping, 0.9)
+    x0 = x
+    # divergent trial iterates are detected and handled (guards, fallback): no numpy warnings for them
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        x, it, res, status = _iterate(x, S, o, damping=damping, tol=tol, max_iter=max_iter, conv_keys=conv_keys)
+    total_it += it
+    if status != "converged" and newton_fallback:
+        for start in (x, x0):
+            try:
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    x, nsteps, res = _newton_float(start, S, o, tol)
+                total_it += nsteps
+                status = "converged (Newton fallback)"
+                break
+            except (ConvergenceError, np.linalg.LinAlgError, ZeroDivisionError, _DomainError, ValueError):
+                continue
+    if not status.startswith("converged"):
+        raise ConvergenceError(f"sRF saddle point: {status} (alpha={o.alpha}, beta={o.beta}, lam={o.lam})",
+                               total_it, res)
+    return tuple(x), total_it, res, status
+
+
+def _polish(x, S, o, Jinv, *, tol, max_steps):
+    """Newton steps x <- x + (I - J)^-1 (F(x) - x) with a fixed float64 Jacobian (chord method).
+
+    Runs in float64 or, for an mpf setup, in mpmath at the current precision.  Returns
+    ``(x, steps, last_step)``; ``last_step`` (the size of the final correction, componentwise) is
+    the solver's error estimate (docs/theory/numerics.md §5).
+    """
+    mp_mode = S.mp
+    Jm = mpmath.matrix(Jinv.tolist()) if mp_mode else Jinv
+    x = list(x)
+    last = [math.inf] * 7
+    for step in range(1, max_steps + 1):
+        fx = _fp_map(x, S, o)[0]
+        g = [a - b for a, b in zip(fx, x)]
+        if mp_mode:
+            dx = Jm * mpmath.matrix(g)
+            dx = [dx[i] for i in range(7)]
+        else:
+            dx = list(Jinv @ np.array([float(v) for v in g]))
+        x = [a + d for a, d in zip(x, dx)]
+        prev, last = last, [abs(d) for d in dx]
+        size = max(float(d) / max(1.0, abs(float(xv))) for d, xv in zip(last, x))
+        if size < tol:
+            return x, step, last
+        if step > 3 and size > 0.5 * max(float(d) / max(1.0, abs(float(xv))) for d, xv in zip(prev, x)):
+            break   # no longer contracting: rounding floor reached (or a bad Jacobian)
+    return x, step, last
+
+
+def _all_values(x, S, o) -> dict:
+    """Every reported quantity at the state x: the order parameters F(x), the hats, D and (25)."""
+    fx, hats, Dsm, eps = _fp_map(x, S, o)
+    out = dict(zip(ORDER, fx))
+    out.update(zip(HATS, hats))
+    out["D"] = Dsm
+    out["test_error"] = eps
+    return out
+
+
+def _digits_of(value, err) -> int:
+    """Significant digits vouched for by an absolute error estimate."""
+    v, e = abs(float(value)), float(err)
+    if v == 0 or not math.isfinite(e):
+        return 0
+    if e == 0:
+        return 17
+    return max(0, int(math.floor(-math.log10(e / v))))
+
+
 # --------------------------------------------------------------------------- public API
 @dataclasses.dataclass
 class SRFSolution(Result):
-    """Fixed point of Result 3.3 with the test error (25) and provenance (srf-theory.md §4)."""
+    """Fixed point of Result 3.3 with the test error (25), error estimates and provenance
+    (srf-theory.md §4, docs/theory/numerics.md §5).
+
+    ``abs_error`` estimates :math:`|\varepsilon_g-\varepsilon_g^{\rm exact}|` (the change under a refined
+    discretisation, plus the last Newton correction, plus rounding); ``digits`` is the number of
+    significant digits of ``test_error`` it vouches for.  ``errors`` holds the same estimate for
+    every order parameter and conjugate.  :meth:`to_dict` prints each number to its own digits.
+    """
 
     test_error: object
+    abs_error: float
+    digits: int
     order: dict
     hats: dict
+    errors: dict
     D: object
     r: object
     c: object
@@ -395,32 +579,78 @@ class SRFSolution(Result):
     def state(self) -> tuple:
         return tuple(self.order[k] for k in ORDER)
 
+    def vouched(self, key: str) -> str:
+        """The value of ``key`` (``test_error``, an order parameter or a hat) to the digits vouched for."""
+        v = self.test_error if key == "test_error" else (self.order.get(key, self.hats.get(key)))
+        if key == "D":
+            v = self.D
+        return _fmt(v, self.errors[key])
 
-def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd=True):
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d["test_error"] = self.vouched("test_error")
+        d["order"] = {k: self.vouched(k) for k in self.order}
+        d["hats"] = {k: self.vouched(k) for k in self.hats}
+        d["D"] = self.vouched("D")
+        d["abs_error"] = f"{float(self.abs_error):.2e}"
+        d["errors"] = {k: f"{float(e):.2e}" for k, e in self.errors.items()}
+        return d
+
+
+def _fmt(value, err) -> str:
+    """Decimal string of ``value`` with only the digits its absolute error ``err`` vouches for."""
+    from .exact import nstr
+
+    v = float(value)
+    if v == 0:
+        return "0"
+    dg = _digits_of(value, err)
+    if dg < 1:
+        return f"{v:.1e}"
+    return nstr(value, min(dg, 200)) if not isinstance(value, float) else f"{v:.{min(dg, 17)}g}"
+
+
+def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd=True, dps=None):
     if r is not None or c is not None or gamma is not None:
         if r is None or c is None or gamma is None:
             raise InvalidParameterError("r, c, gamma", (r, c, gamma), "all three, or alpha0 and eta instead")
-        rf, cf, gf = float(r), float(c), float(gamma)
-        if not (math.isfinite(rf) and rf >= 0):
-            raise InvalidParameterError("r", r, "a real number >= 0")
-        if not cf > 0:
+        rr, cc, gg = (_check_param(v, n, lo, hi) for v, n, lo, hi in
+                      ((r, "r", 0, None), (c, "c", None, None), (gamma, "gamma", 0, 1)))
+        if not float(cc) > 0:
             raise InvalidParameterError("c", c, "a real number > 0")
-        if not 0 <= gf <= 1:
-            raise InvalidParameterError("gamma", gamma, "a real number in [0, 1]")
-        return r, c, gamma, None
+        return rr, cc, gg, None
     if alpha0 is None or eta is None:
         raise InvalidParameterError("alpha0, eta", (alpha0, eta), "both (or r, c, gamma)")
-    p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=17, strict_odd=strict_odd)
+    p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=max(17, (dps or 0) + 5),
+                   strict_odd=strict_odd)
     return p.r, p.c, abs(p.gamma), p
+
+
+def _check_param(v, name, lo, hi):
+    """A finite real parameter in [lo, hi]; floats stay floats (no inexactness warning), the rest exact."""
+    val = float(v) if isinstance(v, (float, mpmath.mpf, np.floating)) else to_exact(v, name)
+    f = float(val)
+    if not math.isfinite(f) or (lo is not None and f < lo) or (hi is not None and f > hi):
+        rng = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+        raise InvalidParameterError(name, v, f"a real number in {rng}")
+    return v if isinstance(v, mpmath.mpf) else val
+
+
+#: Refinement levels tried before giving up (nodes grow by quadrature.GROWTH per level).
+MAX_LEVEL = 4
+#: Smallest relative error tolerance of the float64 path; below it ask for ``dps``.
+MIN_TOL = 1e-13
 
 
 def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None, gamma=None, alpha0=None, eta=None,
               c_formula: str = "corrected", spike_channel: bool = True, spectrum: str = "mp", empirical=None,
-              cross_term: bool = True, kappa_nodes: int = 101, inner_nodes: int = 61, tol: float = 1e-10,
-              damping: float = 0.5, max_iter: int = 20000, init=None, dps: int | None = None,
-              continuation: str = "auto", convergence: str = "all", setup: SRFSetup | None = None,
-              mp_method: str = "closed", newton_fallback: bool = True, strict_odd: bool = True) -> SRFSolution:
-    r"""Solve Result 3.3 of [CPDKLZL24] and return the test error (25) with every order parameter.
+              cross_term: bool = True, kappa_nodes: int | None = None, inner_nodes: int | None = None,
+              tol: float | None = None, damping: float = 0.5, max_iter: int = 20000, init=None,
+              dps: int | None = None, continuation: str = "auto", convergence: str = "all",
+              setup: SRFSetup | None = None, mp_method: str = "closed", newton_fallback: bool = True,
+              strict_odd: bool = True) -> SRFSolution:
+    r"""Solve Result 3.3 of [CPDKLZL24] and return the test error (25) with every order parameter and an
+    honest error estimate (srf-theory.md §4, docs/theory/numerics.md §§3–5).
 
     Parameters
     ----------
@@ -431,30 +661,32 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         Label noise :math:`\Delta\ge0` (enters :math:`B(\kappa)` and, through the mapping, :math:`\mu_2^\star`).
     r, c, gamma : numbers, optional
         sRF parameters; otherwise computed from ``alpha0`` and ``eta`` by Result 3.1
-        (``c_formula="corrected"`` or ``"v1"``).
+        (``c_formula="corrected"`` or ``"v1"``) at the working precision.
+    tol : float
+        Relative error wanted in the test error (float64 path; default 1e-10, at least 1e-13).  The
+        discretisation is refined until the estimated error is below it.
+    dps : int, optional
+        Digits wanted: the float64 solution is polished by Newton in mpmath on rules computed in Arb,
+        refined until ``dps`` significant digits of the test error are vouched for; otherwise
+        :class:`~onestep_theory.errors.ConvergenceError` says how many were reached.
     spike_channel : bool
         ``False`` switches the :math:`\vartheta` channel off (the notebook-printed variant, §4.10).
     spectrum : {"mp", "empirical"}
         F3 (asymptotic MP) or F1 with ``empirical=(D, F, H, G)`` (see :func:`empirical_spectrum`).
-    dps : int, optional
-        Polish by Newton in mpmath to ``dps`` digits (κ-expectations by high-precision Gauss–Hermite,
-        inner expectations by tanh-sinh).
+    kappa_nodes, inner_nodes : int, optional
+        Fixed Gauss–Hermite rules (the reference notebook's discretisation); the error is then the
+        change when both counts are doubled.
     continuation : {"auto", "off"}
-        For β > 1 and λ < 1e-2, solve along a decreasing λ grid from 10 (srf-theory.md §5).
+        For β > 1 and λ < 1e-2, solve along a decreasing λ grid from 10 (numerics.md §4).
     convergence : {"all", "notebook"}
-        All seven order parameters at ``tol`` (default) or the notebook's criterion
-        (:math:`q_1,m,q_2,\vartheta,\psi` at 1e-4).
-    strict_odd : bool
-        Refuse a non-odd student when (r, c, γ) come from Result 3.1 (see :func:`~onestep_theory.mapping.srf_params`).
-    newton_fallback : bool
-        If the damped iteration fails, try float64 Newton (finite-difference Jacobian) from the last
-        valid iterate; the status then says so.
+        Stopping rule of the fixed point: all seven order parameters (default) or the notebook's
+        criterion (:math:`q_1,m,q_2,\vartheta,\psi` at 1e-4).
 
     Examples
     --------
     >>> sol = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1")   # srf-theory.md §11.4
-    >>> round(float(sol.test_error), 8)
-    0.04160398
+    >>> round(float(sol.test_error), 8), sol.digits >= 10
+    (0.04160398, True)
     """
     al, be, la = (float_in(v, n) for v, n in ((alpha, "alpha"), (beta, "beta"), (lam, "lam")))
     nv = float_in(noise_var, "noise_var", strict=False)
@@ -464,84 +696,127 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         raise InvalidParameterError("empirical", None, "(D, F, H, G) arrays for spectrum='empirical'")
     if convergence not in ("all", "notebook"):
         raise InvalidParameterError("convergence", convergence, "'all' or 'notebook'")
-    rr, cc, gg, mapping = _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd)
-    S = setup or srf_setup(student, teacher, rr, cc, gg, kappa_nodes=kappa_nodes, inner_nodes=inner_nodes)
+    if tol is not None:
+        tol = float_in(tol, "tol")
+        if not MIN_TOL <= tol <= 0.1:
+            raise InvalidParameterError("tol", tol, f"a real number in [{MIN_TOL:g}, 0.1] (use dps for more digits)")
+    if dps is not None and (not isinstance(dps, int) or isinstance(dps, bool) or not 1 <= dps <= MAX_SRF_DPS):
+        raise InvalidParameterError("dps", dps, f"an integer in [1, {MAX_SRF_DPS}]")
+    target = 10.0 ** -dps if dps is not None else (tol or 1e-10)
+    rr, cc, gg, mapping = _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd,
+                                       dps)
     o = _Opts(al, be, la, nv, spike_channel, spectrum,
               tuple(np.asarray(a, dtype=float) for a in empirical) if empirical is not None else None, cross_term,
               mp_method)
     x = tuple(float(v) for v in init) if init is not None else (0.0, 0.0, 0.0, 0.1, 0.1, 1.0, 1.0)
     conv_keys = ("q1", "m", "q2", "theta", "psi") if convergence == "notebook" else None
-    ctol = 1e-4 if convergence == "notebook" else tol
+    ctol = 1e-4 if convergence == "notebook" else 1e-12
+
+    def level_setup(level, mp_dps=None):
+        if setup is not None and level == setup.level and mp_dps is None and not setup.mp:
+            return setup
+        if kappa_nodes or inner_nodes:
+            f = 2 ** level
+            return srf_setup(student, teacher, rr, cc, gg, dps=mp_dps, kappa_nodes=(kappa_nodes or 101) * f,
+                             inner_nodes=(inner_nodes or 61) * f)
+        digits = 16 if mp_dps is None else dps + 4
+        return srf_setup(student, teacher, rr, cc, gg, digits=digits, level=level, dps=mp_dps)
+
+    # ---- float64: level 0 from the start (or warm start), then each refinement warm-started
     total_it = 0
-    if continuation == "auto" and be > 1 and la < 1e-2 and init is None:
-        for lv in np.geomspace(10.0, la, 25)[:-1]:
-            o.lam = float(lv)
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                x, it, _, status = _iterate(x, S, o, damping=0.9, tol=max(ctol, 1e-8), max_iter=max_iter)
-            total_it += it
-        o.lam = la
-        damping = max(damping, 0.9)
-    x0 = x
-    # divergent trial iterates are detected and handled (guards, fallback): no numpy warnings for them
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        x, it, res, status = _iterate(x, S, o, damping=damping, tol=ctol, max_iter=max_iter, conv_keys=conv_keys)
+    S = level_setup(setup.level if setup is not None else 0)
+    x, it, res, status = _solve_float(S, o, x, damping=damping, tol=ctol, max_iter=max_iter,
+                                      continuation=continuation, conv_keys=conv_keys,
+                                      newton_fallback=newton_fallback, first=init is None)
     total_it += it
-    if status != "converged" and newton_fallback:
-        # Newton fallback from the last valid iterate, then from the starting point
-        for start in (x, x0):
-            try:
-                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                    x, nsteps, res = _newton_float(start, S, o, ctol)
-                total_it += nsteps
-                status = "converged (Newton fallback)"
-                break
-            except (ConvergenceError, np.linalg.LinAlgError, ZeroDivisionError, _DomainError, ValueError):
-                continue
-    if not status.startswith("converged"):
-        raise ConvergenceError(f"sRF saddle point: {status} (alpha={alpha}, beta={beta}, lam={lam})", total_it, res)
+    J = _jacobian(x, S, o)
+    Jinv = np.linalg.inv(np.eye(7) - J)
     newton = 0
-    if dps is not None:
-        Smp = srf_setup(student, teacher, rr, cc, gg, kappa_nodes=max(kappa_nodes, 2 * dps + 41), dps=dps)
-        o_mp = dataclasses.replace(o)
-        with mpmath.workdps(dps + GUARD_DIGITS):
-            o_mp.alpha, o_mp.beta, o_mp.lam, o_mp.noise_var = (mpmath.mpf(to_exact(v, n).p) / to_exact(v, n).q
-                                                               if to_exact(v, n).is_Rational else mpmath.mpf(float(v))
-                                                               for v, n in ((alpha, "alpha"), (beta, "beta"),
-                                                                            (lam, "lam"), (noise_var, "noise_var")))
-            x, newton, res = _newton_mp(x, Smp, o_mp, dps)
-            fx, hats, Dsm, eps = _fp_map(x, Smp, o_mp)
-            S = Smp
+    levels = []       # (level, setup, x, values, solver error of the values)
+
+    def finish(Sl, xl, tol_step, max_steps):
+        nonlocal newton
+        xl, steps, last = _polish(xl, Sl, o, Jinv, tol=tol_step, max_steps=max_steps)
+        newton += steps
+        vals = _all_values(xl, Sl, o)
+        shifted = _all_values([a + d for a, d in zip(xl, last)], Sl, o)
+        serr = {k: abs(vals[k] - shifted[k]) for k in vals}
+        return xl, vals, serr
+
+    if dps is None:
+        lev = S.level
+        xl, vals, serr = finish(S, x, 1e-15, 4)
+        levels.append((lev, S, xl, vals, serr))
+        while True:
+            lev += 1
+            Sn = level_setup(lev)
+            xn, valsn, serrn = finish(Sn, levels[-1][2], 1e-15, 8)
+            levels.append((lev, Sn, xn, valsn, serrn))
+            err = _errors(levels[-2][3], valsn, serrn, 1e-14)
+            if err["test_error"] <= target * abs(float(valsn["test_error"])) or lev >= S.level + MAX_LEVEL:
+                break
+        method = "damped fixed point + Newton (float64), error from refined discretisation"
     else:
-        fx, hats, Dsm, eps = _fp_map(x, S, o)
-        x = fx
-        fx, hats, Dsm, eps = _fp_map(x, S, o)
+        wd = dps + GUARD_DIGITS
+        with precision(dps):
+            o_mp = dataclasses.replace(o)
+            o_mp.alpha, o_mp.beta, o_mp.lam, o_mp.noise_var = (_mpf_exact(v, n) for v, n in (
+                (alpha, "alpha"), (beta, "beta"), (lam, "lam"), (noise_var, "noise_var")))
+            if o.empirical is not None:
+                o_mp.empirical = tuple(np.array([mpmath.mpf(float(t)) for t in arr], dtype=object)
+                                       for arr in o.empirical)
+            o = o_mp
+            xl = [mpmath.mpf(v) for v in x]
+            for lev in range(MAX_LEVEL + 1):
+                Sl = level_setup(lev, wd)
+                xl, vals, serr = finish(Sl, xl, mpmath.mpf(10) ** -(wd - 3), 40)
+                levels.append((lev, Sl, xl, vals, serr))
+                if len(levels) >= 2:
+                    err = _errors(levels[-2][3], vals, serr, 10.0 ** -(wd - 2))
+                    if err["test_error"] <= target * abs(float(vals["test_error"])):
+                        break
+        method = "damped fixed point (float64), Newton polish in mpmath on Arb rules, error from refined discretisation"
+    lev, S, x, vals, serr = levels[-1]
+    errors = _errors(levels[-2][3], vals, serr, 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2))
+    digits = _digits_of(vals["test_error"], errors["test_error"])
+    if errors["test_error"] > target * abs(float(vals["test_error"])):
+        want = f"{dps} digits" if dps is not None else f"a relative error of {target:g}"
+        raise ConvergenceError(f"sRF test error: {want} requested, only {digits} digits reached (estimated error "
+                               f"{errors['test_error']:.1e} after {lev} refinements)", total_it + newton,
+                               errors["test_error"])
+    res = max(abs(float(vals[k]) - float(x[i])) / max(1.0, abs(float(x[i]))) for i, k in enumerate(ORDER))
     return SRFSolution(
-        test_error=eps, order=dict(zip(ORDER, x)), hats=dict(zip(HATS, hats)), D=Dsm, r=rr, c=cc, gamma=gg,
-        alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, iterations=total_it, newton_steps=newton, residual=res,
-        status=status, options=dict(c_formula=c_formula, spike_channel=spike_channel, spectrum=spectrum,
-                                    cross_term=cross_term, kappa_nodes=S.nodes[0], inner_nodes=S.nodes[1],
-                                    convergence=convergence, damping=damping),
-        dps=dps, provenance=provenance(dps=dps, method="damped fixed point (float64)" + (
-            "; Newton polish (mpmath)" if dps else ""), references=["[CPDKLZL24] Result 3.3, eqs. (17)-(25)",
-                                                                    "srf-theory.md §4", "srf-theory.md §5"]))
+        test_error=vals["test_error"], abs_error=errors["test_error"], digits=digits,
+        order={k: vals[k] for k in ORDER}, hats={k: vals[k] for k in HATS}, errors=errors, D=vals["D"],
+        r=rr if mapping is None else S.r, c=cc if mapping is None else S.c, gamma=gg if mapping is None else S.gamma,
+        alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, iterations=total_it, newton_steps=newton,
+        residual=res, status=status,
+        options=dict(c_formula=c_formula, spike_channel=spike_channel, spectrum=spectrum, cross_term=cross_term,
+                     kappa_nodes=S.nodes[0], inner=S.nodes[1], level=lev, convergence=convergence, damping=damping),
+        dps=dps, provenance=provenance(dps=dps, method=method, references=[
+            "[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "srf-theory.md §4", "docs/theory/numerics.md §5"]))
+
+
+#: Largest ``dps`` of the sRF solver (bounded work: nodes grow linearly with the digits).
+MAX_SRF_DPS = 60
+
+
+def _errors(coarse: dict, fine: dict, solver: dict, rounding: float) -> dict:
+    """Error estimate of every quantity: refinement change + solver step + rounding (numerics.md §5)."""
+    return {k: float(abs(fine[k] - coarse[k])) + float(solver[k]) + rounding * max(1.0, abs(float(fine[k])))
+            for k in fine}
+
+
+def _mpf_exact(v, name):
+    """An input number at the working precision, exact where the input is (Rationals stay exact)."""
+    e = to_exact(v, name) if not isinstance(v, float) else to_exact(repr(v), name)
+    return to_mpf(e, mpmath.mp.dps - GUARD_DIGITS)
 
 
 def srf_curve(student, teacher, alphas, **kw) -> list:
-    r"""Learning curve over α with warm starts (srf-theory.md §5 'Continuation'); returns a list of
-    :class:`SRFSolution`.  The κ-node setup is computed once for the whole curve."""
-    kw = dict(kw)
-    rr, cc, gg, _ = _resolve_rcg(student, teacher, kw.pop("r", None), kw.pop("c", None), kw.pop("gamma", None),
-                                 kw.pop("alpha0", None), kw.pop("eta", None), kw.get("noise_var", 0),
-                                 kw.get("c_formula", "corrected"), kw.get("strict_odd", True))
-    setup = srf_setup(student, teacher, rr, cc, gg, kappa_nodes=kw.get("kappa_nodes", 101),
-                      inner_nodes=kw.get("inner_nodes", 61))
-    out = []
-    init = None
-    for a in alphas:
-        sol = srf_solve(student, teacher, alpha=a, r=rr, c=cc, gamma=gg, setup=setup, init=init, **kw)
-        out.append(sol)
-        init = tuple(float(v) for v in sol.state())
-    return out
+    r"""Learning curve over α with warm starts (docs/theory/numerics.md §4 'Continuation'); returns a list of
+    :class:`SRFSolution`.  The κ-node setups are cached, so the whole curve shares them."""
+    return srf_sweep(student, teacher, "alpha", alphas, **kw)
 
 
 SWEEPABLE = ("alpha", "beta", "lam", "eta", "alpha0", "noise_var")
@@ -550,31 +825,26 @@ SWEEPABLE = ("alpha", "beta", "lam", "eta", "alpha0", "noise_var")
 def srf_sweep(student, teacher, param: str, values, **fixed) -> list:
     r"""Sweep one parameter (``alpha``, ``beta``, ``lam``, ``eta``, ``alpha0`` or ``noise_var``) with warm starts.
 
-    The κ-node setup is shared while (r, c, γ) stay fixed (α, β, λ sweeps); sweeping η̃, α0 or the
-    label noise changes (r, c, γ) through Result 3.1 and rebuilds it per point.  For a decreasing λ
-    sweep the warm start acts as the continuation of srf-theory.md §5.
-    Returns a list of :class:`SRFSolution`.
+    (r, c, γ) are resolved once while they stay fixed (α, β, λ sweeps); sweeping η̃, α0 or the
+    label noise changes them through Result 3.1 at every point.  For a decreasing λ sweep the warm
+    start acts as the continuation of docs/theory/numerics.md §4.  Returns a list of :class:`SRFSolution`.
     """
     if param not in SWEEPABLE:
         raise InvalidParameterError("param", param, f"one of {', '.join(SWEEPABLE)}")
-    if param == "alpha":
-        return srf_curve(student, teacher, values, **fixed)
-    out = []
-    init = None
-    shared = param in ("beta", "lam")
-    setup = None
-    if shared:
+    fixed = dict(fixed)
+    fixed.pop(param, None)
+    if param in ("alpha", "beta", "lam"):
         rr, cc, gg, _ = _resolve_rcg(student, teacher, fixed.pop("r", None), fixed.pop("c", None),
                                      fixed.pop("gamma", None), fixed.pop("alpha0", None), fixed.pop("eta", None),
                                      fixed.get("noise_var", 0), fixed.get("c_formula", "corrected"),
-                                     fixed.get("strict_odd", True))
+                                     fixed.get("strict_odd", True), fixed.get("dps"))
         fixed.update(r=rr, c=cc, gamma=gg)
-        setup = srf_setup(student, teacher, rr, cc, gg, kappa_nodes=fixed.get("kappa_nodes", 101),
-                          inner_nodes=fixed.get("inner_nodes", 61))
+    out = []
+    init = None
     for v in values:
         kw = dict(fixed)
-        kw[param] = repr(float(v)) if param in ("eta", "alpha0", "noise_var") and isinstance(v, float) else v
-        sol = srf_solve(student, teacher, init=init, setup=setup, **kw)
+        kw[param] = repr(float(v)) if isinstance(v, float) else v
+        sol = srf_solve(student, teacher, init=init, **kw)
         out.append(sol)
         init = tuple(float(x) for x in sol.state())
     return out

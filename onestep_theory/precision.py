@@ -1,0 +1,82 @@
+"""The one precision mechanism of the package: mpmath and Arb (python-flint) together.
+
+Every high-precision evaluation runs inside :func:`workdps` (a context manager) or a function
+decorated with :func:`with_dps`.  Both set the working precision of mpmath *and* of python-flint's
+Arb context and restore both on exit, so no global precision ever leaks.  ``GUARD_DIGITS`` extra
+digits are added where the caller asks for ``dps`` correct digits (:func:`precision`).
+
+The split between the two libraries (docs/theory/numerics.md §2): Arb evaluates the integrands of
+Gaussian expectations (elementary functions on ball arithmetic, about 5x faster than mpmath per
+call) and gives Gauss–Legendre nodes at any precision; mpmath runs the solvers (Newton, root
+finding), whose inputs are converted once with :func:`arb_to_mpf`.  ``gmpy2``, when installed, is
+picked up by mpmath as its integer backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import flint
+import mpmath
+
+from .exact import GUARD_DIGITS
+
+__all__ = ["GUARD_DIGITS", "workdps", "precision", "with_dps", "arb_to_mpf", "mpf_to_arb", "MAX_DPS"]
+
+#: Largest number of decimal digits any command accepts (bounded work for every input).
+MAX_DPS = 120
+
+
+@contextlib.contextmanager
+def workdps(digits: int):
+    """Work with ``digits`` decimal digits in mpmath and Arb; both are restored on exit.
+
+    >>> with workdps(40):
+    ...     mpmath.mp.dps, flint.ctx.dps
+    (40, 40)
+    >>> mpmath.mp.dps
+    15
+    """
+    digits = int(digits)
+    with mpmath.workdps(digits), flint.ctx.workdps(digits):
+        yield
+
+
+def precision(dps: int):
+    """:func:`workdps` with ``dps + GUARD_DIGITS`` digits: the context for a result of ``dps`` digits."""
+    return workdps(int(dps) + GUARD_DIGITS)
+
+
+def with_dps(fn):
+    """Decorator: run ``fn(..., dps=D)`` inside :func:`precision` (``D`` + guard digits).
+
+    A call without ``dps`` (or with ``dps=None``) runs at the caller's precision.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+        dps = kw.get("dps")
+        if dps is None:
+            return fn(*args, **kw)
+        with precision(dps):
+            return fn(*args, **kw)
+
+    return wrapper
+
+
+def arb_to_mpf(v) -> mpmath.mpf:
+    """Midpoint of an Arb ball (or a flint number) as an exact ``mpf`` (no rounding)."""
+    man, exp = v.mid().man_exp()
+    return mpmath.mpf((int(man), int(exp)))
+
+
+def mpf_to_arb(v) -> flint.arb:
+    """An ``mpf`` (or int/float) as an exact Arb number."""
+    if isinstance(v, flint.arb):
+        return v
+    v = mpmath.mpf(v)
+    if v == 0:
+        return flint.arb(0)
+    man, exp = v.man_exp
+    return flint.arb((flint.fmpz(int(man)), flint.fmpz(int(exp))))
