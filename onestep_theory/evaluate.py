@@ -100,6 +100,6 @@ def arb_callable(expr: sp.Expr):
     >>> f = arb_callable(sp.tanh(x) / 3)
     >>> with flint.ctx.workdps(30):
     ...     print(f(flint.arb(1)).str(20, radius=False))
-    0.25386526657528308324
+    0.25386471865192162937
     """
     return _compile(sp.sympify(expr))
