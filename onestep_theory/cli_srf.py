@@ -9,6 +9,7 @@ import sys
 from .cli import _int_in, add_json, command, emit, exact_arg
 from .cli_simulate import float_list
 from .results import serialize
+from .srf import MAX_SRF_DPS
 
 
 def _rcg_args(p, need_teacher=True):
@@ -32,9 +33,11 @@ def _solver_args(p):
     p.add_argument("--empirical-d", type=_int_in("--empirical-d", 2, 20000), default=2000)
     p.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=0)
     p.add_argument("--no-cross-term", action="store_true")
-    p.add_argument("--kappa-nodes", type=_int_in("--kappa-nodes", 11, 2001), default=101)
-    p.add_argument("--inner-nodes", type=_int_in("--inner-nodes", 5, 2001), default=61)
-    p.add_argument("--tol", type=float, default=1e-10)
+    p.add_argument("--kappa-nodes", type=_int_in("--kappa-nodes", 11, 2001),
+                   help="fixed Gauss-Hermite kappa rule (notebook compatibility; default: adaptive panels)")
+    p.add_argument("--inner-nodes", type=_int_in("--inner-nodes", 5, 2001),
+                   help="fixed Gauss-Hermite inner rule for smooth functions (notebook compatibility)")
+    p.add_argument("--tol", type=exact_arg, help="relative error wanted in float64, in [1e-13, 0.1] (default 1e-10)")
 
 
 def _kw(args):
@@ -69,7 +72,8 @@ def _resolve(args):
 
     kw = _kw(args)
     return _resolve_rcg(args.student, args.teacher, kw.get("r"), kw.get("c"), kw.get("gamma"), kw.get("alpha0"),
-                        kw.get("eta"), args.noise_var, args.c_formula, not args.allow_non_odd)
+                        kw.get("eta"), args.noise_var, args.c_formula, not args.allow_non_odd,
+                        getattr(args, "dps", None))
 
 
 def _run_srf(args):
@@ -84,19 +88,19 @@ def _run_srf(args):
     if mapping is not None:
         sol.provenance["mapping"] = "Result 3.1 (eqs. 9-11), c_formula=" + args.c_formula
     d = sol.to_dict()
-    digits = args.dps or 10
-    out = {"r": d["r"], "c": d["c"], "gamma": d["gamma"], "test_error": d["test_error"],
-           "order": {**d["order"], **d["hats"]}, "D": d["D"], "iterations": d["iterations"],
-           "newton_steps": d["newton_steps"], "residual": d["residual"], "status": d["status"], "options": d["options"],
+    out = {"r": d["r"], "c": d["c"], "gamma": d["gamma"], "test_error": d["test_error"], "abs_error": d["abs_error"],
+           "digits": sol.digits, "order": {**d["order"], **d["hats"]}, "errors": d["errors"], "D": d["D"],
+           "iterations": d["iterations"], "newton_steps": d["newton_steps"], "residual": f"{float(sol.residual):.2e}",
+           "status": d["status"], "options": d["options"],
            "params": {"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var},
            "provenance": d["provenance"]}
-    lines = [f"sRF: student {args.student}, teacher {args.teacher}; r={serialize(sol.r, 10)}, c={serialize(sol.c, 10)}, "
-             f"gamma={serialize(sol.gamma, 10)}; alpha={args.alpha}, beta={args.beta}, lam={args.lam}",
-             f"test error eps_g = {serialize(sol.test_error, digits)}"]
+    lines = [f"sRF: student {args.student}, teacher {args.teacher}; r={d['r']}, c={d['c']}, gamma={d['gamma']}; "
+             f"alpha={args.alpha}, beta={args.beta}, lam={args.lam}",
+             f"test error eps_g = {d['test_error']}   (+/- {d['abs_error']}, {sol.digits} digits)"]
     for k, v in out["order"].items():
-        lines.append(f"  {k:<10} = {serialize(v, digits) if not isinstance(v, str) else v}")
-    lines.append(f"({sol.iterations} fixed-point iterations, {sol.newton_steps} Newton steps, residual "
-                 f"{float(sol.residual):.2e})")
+        lines.append(f"  {k:<10} = {v:<{(args.dps or 12) + 8}} +/- {d['errors'][k]}")
+    lines.append(f"({sol.iterations} fixed-point iterations, {sol.newton_steps} Newton steps; error from the change "
+                 f"under refined discretisation, level {sol.options['level']}, {sol.options['kappa_nodes']} kappa nodes)")
     emit(args, out, "\n".join(lines))
     return 0
 
@@ -183,7 +187,8 @@ def _setup_srf(p):
     p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")
     p.add_argument("--beta", required=True, type=exact_arg, help="p/d")
     p.add_argument("--lam", required=True, type=exact_arg, help="ridge lambda > 0 (sum loss)")
-    p.add_argument("--dps", type=_int_in("--dps", 5, 200), help="polish to this many digits (mpmath Newton)")
+    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS),
+                   help="significant digits wanted (certified by refinement; exit 3 if unreachable)")
     _solver_args(p)
     add_json(p)
     return _run_srf

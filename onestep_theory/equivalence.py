@@ -35,10 +35,10 @@ from scipy.special import ndtr
 import flint
 
 from .errors import InvalidParameterError
-from .evaluate import arb_callable
+from .evaluate import arb_callable, arb_callable_n
 from .exact import to_exact
 from .expressions import breakpoints, pieces, x
-from .gauss import trunc_moments
+from .gauss import NotExact, expect_exact, trunc_moments
 from .hermite import Activation
 from .precision import arb_to_mpf, mpf_to_arb, precision, workdps
 from .quadrature import gauss_hermite, normal_rule
@@ -109,6 +109,34 @@ def _exact_moment(expr, a, s, weight_z: bool, square: bool):
     return total
 
 
+_A, _S = sp.symbols("a s", real=True)
+
+
+@functools.lru_cache(maxsize=256)
+def smoothing_closed_form(expr: sp.Expr):
+    r"""Exact :math:`(\mathbb E f(a+sZ),\ \mathbb E[Zf(a+sZ)],\ \mathbb E f(a+sZ)^2)` in the symbols ``a, s``, or None.
+
+    Found by the exact Gaussian engine (:func:`onestep_theory.gauss.expect_exact`) for smooth
+    functions built from polynomials, ``exp``, ``sin``, ``cos``, ``sinh``, ``cosh`` (and the erf table).
+
+    >>> smoothing_closed_form(x**0 * sp.sin(x))[0]
+    exp(-s**2/2)*sin(a)
+    """
+    if breakpoints(expr) or not expr.has(x) or sp.count_ops(expr) > 40:
+        return None
+    shifted = expr.subs(x, _A + _S * x)
+    out = []
+    for g in (shifted, x * shifted, shifted**2):
+        try:
+            v = sp.simplify(expect_exact(g))
+        except (NotExact, Exception):  # noqa: BLE001  (anything the exact engine cannot do)
+            return None
+        if v.has(x) or v.has(sp.Integral) or not v.free_symbols <= {_A, _S}:
+            return None
+        out.append(v)
+    return tuple(out)
+
+
 def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int | None = None,
            digits: float | None = None, level: int = 0):
     r"""Gaussian smoothing :math:`(\mathbb E f(a+sZ),\ \mathbb E[Zf(a+sZ)],\ \mathbb E f(a+sZ)^2)` over an array ``a``.
@@ -158,6 +186,11 @@ def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int |
         z, w = gauss_hermite(nodes)
         vals = f(a[..., None] + s * z)
         return vals @ w, vals @ (w * z), (vals * vals) @ w
+    cf = smoothing_closed_form(act.expr) if backend == "panels" else None
+    if cf is not None:
+        off = act.offset_float()
+        m0, m1, m2 = (_np_fn2(e)(a, s) for e in cf)
+        return m0 - off, m1, m2 - 2 * off * m0 + off * off
     digits = 16.0 if digits is None else digits
     hmax = min(1.0, 1.0 / s)
     kinks = [float(b) for b in breakpoints(act.expr)]
@@ -241,6 +274,12 @@ def _smooth_arb(act, a, s, backend, dps, digits, level, nodes):
                     m.append(tot)
                 m0 = m[0] - off
                 res.append((m0, m[1], m[2] - 2 * off * (m0 + off) + off * off))
+        elif backend == "panels" and smoothing_closed_form(act.expr) is not None:
+            fns = [arb_callable_n(e, (_A, _S)) for e in smoothing_closed_form(act.expr)]
+            res = []
+            for av in av_list:
+                m0, m1, m2 = (f(av, s) for f in fns)
+                res.append((m0 - off, m1, m2 - 2 * off * m0 + off * off))
         else:
             fn = arb_callable(act.expr)
             kinks = [arb_callable(b)(flint.arb(0)) for b in breakpoints(act.expr)]
@@ -284,6 +323,16 @@ def smooth_arb(act, a, s, *, backend: str | None = None, digits: float | None = 
     backend = backend or default_backend(act)
     return _smooth_arb(act, a, s, backend, flint.ctx.dps, digits if digits is not None else flint.ctx.dps, level,
                        nodes)
+
+
+@functools.lru_cache(maxsize=256)
+def _np_fn2(e):
+    f = sp.lambdify((_A, _S), e, modules=["numpy", "scipy"])
+
+    def g(a, s):
+        v = f(a, s)
+        return np.broadcast_to(np.asarray(v, dtype=float), np.shape(a)).copy()
+    return g
 
 
 def _to_mpf_array(v):

@@ -19,7 +19,7 @@ import sympy as sp
 from .errors import ExpressionError
 from .expressions import x
 
-__all__ = ["arb_callable"]
+__all__ = ["arb_callable", "arb_callable_n"]
 
 _UNARY = {
     sp.sin: lambda v: v.sin(), sp.cos: lambda v: v.cos(), sp.tan: lambda v: v.tan(),
@@ -45,13 +45,19 @@ def _const(e: sp.Expr):
     return None
 
 
-def _compile(e: sp.Expr):
+def _compile(e: sp.Expr, var=x):
     c = _const(e)
     if c is not None:
         return lambda t: c()
-    if e == x:
+    if isinstance(var, tuple):
+        if e in var:
+            i = var.index(e)
+            return lambda t: t[i]
+    elif e == var:
         return lambda t: t
-    args = [_compile(a) for a in e.args]
+    if isinstance(e, sp.Symbol):
+        raise ExpressionError("expression", e, f"unexpected symbol {e}")
+    args = [_compile(a, var) for a in e.args]
     if isinstance(e, sp.Add):
         def add(t):
             s = args[0](t)
@@ -76,6 +82,8 @@ def _compile(e: sp.Expr):
             return lambda t: base(t).sqrt() ** n
         eb = args[1]
         return lambda t: (eb(t) * base(t).log()).exp()
+    if isinstance(e, sp.Piecewise):
+        raise ExpressionError("expression", e, "a Piecewise has no Arb evaluation here (split it into pieces)")
     if isinstance(e, sp.Max):
         def mx(t):
             vals = [f(t) for f in args]
@@ -91,6 +99,13 @@ def _compile(e: sp.Expr):
         a0 = args[0]
         return lambda t: fn(a0(t))
     raise ExpressionError("expression", e, f"no Arb evaluation for {e.func.__name__}")
+
+
+@functools.lru_cache(maxsize=512)
+def arb_callable_n(expr: sp.Expr, symbols: tuple):
+    """Arb callable ``(t1, ..., tk) -> expr`` in the given symbols (exact constants; cached)."""
+    fn = _compile(sp.sympify(expr), tuple(symbols))
+    return lambda *t: fn(t)
 
 
 @functools.lru_cache(maxsize=512)

@@ -42,7 +42,7 @@ __all__ = ["gauss_legendre", "gauss_hermite", "normal_rule", "NormalRule", "GROW
            "tail_cutoff", "nodes_per_panel"]
 
 #: Factor by which the nodes per panel grow from one refinement level to the next.
-GROWTH = 1.4
+GROWTH = 1.25
 #: Upper bound on the nodes of one rule (bounded work for any input).
 MAX_NODES = 40000
 _LN10 = math.log(10.0)

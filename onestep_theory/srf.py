@@ -218,7 +218,8 @@ def _mirrored(compute, nodes, mirror: bool, parity: int):
     half = nodes[(n - odd) // 2:]
     out = []
     for v, sg in zip(compute(half), (parity, -parity, 1)):
-        v = np.asarray(v, dtype=object if v.dtype == object else float)
+        is_obj = isinstance(v, (list, tuple)) or getattr(v, "dtype", None) == object
+        v = np.asarray(v, dtype=object if is_obj else float)
         refl = v[odd:][::-1]
         out.append(np.concatenate([sg * refl, v]) if v.dtype != object
                    else np.array([sg * u for u in refl] + list(v), dtype=object))
@@ -493,30 +494,43 @@ def _solve_float(S, o, x, *, damping, tol, max_iter, continuation, conv_keys, ne
 def _polish(x, S, o, Jinv, *, tol, max_steps):
     """Newton steps x <- x + (I - J)^-1 (F(x) - x) with a fixed float64 Jacobian (chord method).
 
-    Runs in float64 or, for an mpf setup, in mpmath at the current precision.  Returns
-    ``(x, steps, last_step)``; ``last_step`` (the size of the final correction, componentwise) is
-    the solver's error estimate (docs/theory/numerics.md §5).
+    Runs in float64 or, for an mpf setup, in mpmath at the current precision.  Stops when a
+    correction falls below ``tol`` (relative) or stops contracting (rounding floor).  Returns
+    ``(x, steps, last, vals)``: the state, the map evaluations, the size of the last correction
+    (componentwise: the solver's error estimate, docs/theory/numerics.md §5) and every reported
+    quantity at ``x`` (from the same evaluation).
     """
     mp_mode = S.mp
     Jm = mpmath.matrix(Jinv.tolist()) if mp_mode else Jinv
     x = list(x)
-    last = [math.inf] * 7
+    prev = math.inf
     for step in range(1, max_steps + 1):
-        fx = _fp_map(x, S, o)[0]
+        fx, hats, Dsm, eps = _fp_map(x, S, o)
         g = [a - b for a, b in zip(fx, x)]
         if mp_mode:
-            dx = Jm * mpmath.matrix(g)
-            dx = [dx[i] for i in range(7)]
+            dxm = Jm * mpmath.matrix(g)
+            dx = [dxm[i] for i in range(7)]
         else:
             dx = list(Jinv @ np.array([float(v) for v in g]))
+        size = max(abs(float(d)) / max(1.0, abs(float(xv))) for d, xv in zip(dx, x))
+        if size < tol or (step > 2 and size > 0.5 * prev) or step == max_steps:
+            vals = dict(zip(ORDER, fx))
+            vals.update(zip(HATS, hats))
+            vals["D"], vals["test_error"] = Dsm, eps
+            return x, step, [abs(d) for d in dx], vals
+        prev = size
         x = [a + d for a, d in zip(x, dx)]
-        prev, last = last, [abs(d) for d in dx]
-        size = max(float(d) / max(1.0, abs(float(xv))) for d, xv in zip(last, x))
-        if size < tol:
-            return x, step, last
-        if step > 3 and size > 0.5 * max(float(d) / max(1.0, abs(float(xv))) for d, xv in zip(prev, x)):
-            break   # no longer contracting: rounding floor reached (or a bad Jacobian)
-    return x, step, last
+    raise AssertionError("unreachable")
+
+
+def _mp_solver_error(vals, last, x) -> dict:
+    """Solver error of an mpmath polish: the last correction (relative size, at least one unit
+    of the working precision) applied to every quantity (they depend smoothly on the state)."""
+    rel = max(float(d) / max(1.0, abs(float(v))) for d, v in zip(last, x))
+    rel = max(rel, 10.0 ** -(mpmath.mp.dps - 2))
+    out = {k: rel * max(1.0, abs(float(v))) for k, v in vals.items()}
+    out.update({k: float(d) for k, d in zip(ORDER, last)})
+    return out
 
 
 def _all_values(x, S, o) -> dict:
@@ -719,7 +733,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             f = 2 ** level
             return srf_setup(student, teacher, rr, cc, gg, dps=mp_dps, kappa_nodes=(kappa_nodes or 101) * f,
                              inner_nodes=(inner_nodes or 61) * f)
-        digits = 16 if mp_dps is None else dps + 4
+        digits = 16 if mp_dps is None else dps + 2
         return srf_setup(student, teacher, rr, cc, gg, digits=digits, level=level, dps=mp_dps)
 
     # ---- float64: level 0 from the start (or warm start), then each refinement warm-started
@@ -736,11 +750,13 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
 
     def finish(Sl, xl, tol_step, max_steps):
         nonlocal newton
-        xl, steps, last = _polish(xl, Sl, o, Jinv, tol=tol_step, max_steps=max_steps)
+        xl, steps, last, vals = _polish(xl, Sl, o, Jinv, tol=tol_step, max_steps=max_steps)
         newton += steps
-        vals = _all_values(xl, Sl, o)
-        shifted = _all_values([a + d for a, d in zip(xl, last)], Sl, o)
-        serr = {k: abs(vals[k] - shifted[k]) for k in vals}
+        # the solver's error: the change of every quantity under the last (not applied) correction,
+        # to first order J-propagated; for the order parameters it is the correction itself
+        shifted = _all_values([a + d for a, d in zip(xl, last)], Sl, o) if not Sl.mp else None
+        serr = {k: abs(vals[k] - shifted[k]) for k in vals} if shifted is not None else \
+            _mp_solver_error(vals, last, xl)
         return xl, vals, serr
 
     if dps is None:
