@@ -8,8 +8,19 @@ import sys
 
 from .cli import _int_in, add_json, command, emit, exact_arg
 from .cli_simulate import float_list
+from .exact import nstr
 from .results import serialize
 from .srf import MAX_SRF_DPS
+
+
+def exact_list(text):
+    """Comma-separated exact numbers (kept as text so that "1/3" stays exact)."""
+    import argparse
+
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items or len(items) > 1000:
+        raise argparse.ArgumentTypeError(f"expected 1 to 1000 comma-separated numbers, got {text!r}")
+    return items
 
 
 def _rcg_args(p, need_teacher=True):
@@ -110,7 +121,7 @@ def _run_curve(args):
     from .srf import srf_sweep
 
     kw = _kw(args)
-    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, **kw, **_solver_kw(args))
+    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps, **kw, **_solver_kw(args))
     values = args.alphas if args.alphas is not None else args.values
     if values is None:
         from .errors import InvalidParameterError
@@ -127,9 +138,12 @@ def _run_curve(args):
         fixed.pop(param)
     sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
     bl = best_linear(args.teacher)
-    rows = [{param: v, "test_error": float(s.test_error), **{k: float(x) for k, x in s.order.items()},
-             "r": float(s.r), "c": float(s.c), "gamma": float(s.gamma), "iterations": s.iterations,
-             "residual": float(s.residual), "best_linear": bl} for v, s in zip(values, sols)]
+    rows = []
+    for v, s in zip(values, sols):
+        d = s.to_dict()
+        rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": s.digits,
+                     **d["order"], "r": nstr(s.r, 15), "c": nstr(s.c, 15), "gamma": nstr(s.gamma, 15),
+                     "iterations": s.iterations, "best_linear": bl})
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -150,15 +164,21 @@ def _run_bounds(args):
     odd = not args.allow_non_odd
     if args.optimize_eta:
         b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", noise_var=args.noise_var,
-                   optimize_eta=True, eta_max=args.eta_max, c_formula=args.c_formula, strict_odd=odd)
+                   optimize_eta=True, eta_max=args.eta_max, c_formula=args.c_formula, strict_odd=odd, dps=args.dps)
     elif args.r is not None:
-        b = bounds(args.student, args.teacher, r=args.r, c=args.c or 1, gamma=args.gamma or 1)
+        b = bounds(args.student, args.teacher, r=args.r, c=args.c or 1, gamma=args.gamma or 1, dps=args.dps)
     else:
         b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", eta=args.eta, noise_var=args.noise_var,
-                   c_formula=args.c_formula, strict_odd=odd)
+                   c_formula=args.c_formula, strict_odd=odd, dps=args.dps)
     d = b.to_dict()
-    text = "\n".join(f"{k:<12} = {d[k]}" for k in ("upper", "lower", "best_linear", "r", "c", "gamma", "eta_upper",
-                                                    "eta_lower", "extension"))
+    dg = args.dps or 15
+    for k in ("r", "c", "gamma", "eta_upper", "eta_lower"):
+        if getattr(b, k) is not None:
+            d[k] = nstr(getattr(b, k), dg)
+    lines = [f"{'upper (26)':<12} = {d['upper']}   +/- {d['errors']['upper']}",
+             f"{'lower (27)':<12} = {d['lower']}   +/- {d['errors']['lower']}"]
+    lines += [f"{k:<12} = {d[k]}" for k in ("best_linear", "r", "c", "gamma", "eta_upper", "eta_lower", "extension")]
+    text = "\n".join(lines)
     emit(args, d, text)
     return 0
 
@@ -170,15 +190,76 @@ def _run_spectrum(args):
 
     rr, cc, gg, _ = _resolve(args)
     xs = np.array(args.z) if args.z else None
-    sp_ = spectrum(args.student, r=rr, c=cc, alpha=args.alpha, beta=args.beta, xs=xs, lams=args.lam)
+    sp_ = spectrum(args.student, r=rr, c=cc, alpha=args.alpha, beta=args.beta, xs=xs, lams=args.lam, dps=args.dps)
     d = sp_.to_dict()
     if args.d:
-        d["mean_spike"] = d["mean_spike_per_d"] * args.d
-    lines = [f"{'x':>12} {'density':>14}"] + [f"{x:>12.6g} {y:>14.6g}" for x, y in zip(sp_.x, sp_.density)]
-    lines += [f"V2(-{k}) = {v:.10g}" for k, v in sp_.stieltjes_at_minus_lambda.items()]
-    lines.append(f"atom at 0: {sp_.atom_at_zero:.6g};  mean spike / d = alpha E mu0^2 = {sp_.mean_spike_per_d:.8g}")
+        from .precision import precision
+        from .srf import vouched
+
+        with precision(args.dps or 15):     # exact product at the working precision
+            d["mean_spike"] = vouched(sp_.mean_spike_per_d * args.d, sp_.errors["mean_spike_per_d"] * args.d)
+    lines = [f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
+                                                    zip(sp_.x, d["density"], d["errors"]["density"])]
+    lines += [f"V2(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
+    lines.append(f"atom at 0: {sp_.atom_at_zero:.6g};  mean spike / d = alpha E mu0^2 = {d['mean_spike_per_d']}"
+                 f"  +/- {d['errors']['mean_spike_per_d']}" + (f";  mean spike = {d['mean_spike']}" if args.d else ""))
     emit(args, d, "\n".join(lines))
     return 0
+
+
+def _run_mapping(args):
+    from .mapping import srf_params_checked
+
+    p = srf_params_checked(args.student, args.teacher, args.alpha0, args.eta, args.noise_var, c_formula=args.c_formula,
+                           dps=args.dps, strict_odd=not args.allow_non_odd)
+    d = p.to_dict()
+    names = {"r": "spike strength r (10)", "c": "bulk variance c (11)", "gamma": "alignment gamma (9)",
+             "mu1": "mu1 = E sigma'", "mu1_check_sq": "check mu1^2", "mu1_star": "mu1*", "mu2_star": "mu2* (incl. noise)"}
+    lines = [f"Result 3.1 of [CPDKLZL24]: student {args.student}, teacher {args.teacher}, alpha0={args.alpha0}, "
+             f"eta={args.eta}, noise_var={args.noise_var}, c_formula={args.c_formula}"]
+    lines += [f"  {names[k]:<22} = {d[k]}   +/- {d['errors'][k]}" for k in names]
+    emit(args, d, "\n".join(lines))
+    return 0
+
+
+def _run_cge(args):
+    from .equivalence import cge_values
+
+    rr, cc, gg, _ = _resolve(args)
+    v = cge_values(args.student, rr, cc, args.kappa, dps=args.dps)
+    d = v.to_dict()
+    d["kappa"] = list(args.kappa)
+    lines = [f"conditional Gaussian equivalence (15): student {args.student}, r={nstr(rr, args.dps or 15)}, "
+             f"c={nstr(cc, args.dps or 15)}",
+             f"{'kappa':>10}  {'mu0':<{(args.dps or 15) + 8}} {'mu1':<{(args.dps or 15) + 8}} mu*^2"]
+    for i, k in enumerate(args.kappa):
+        lines.append(f"{k:>10}  {d['mu0'][i]:<{(args.dps or 15) + 8}} {d['mu1'][i]:<{(args.dps or 15) + 8}} "
+                     f"{d['mustar2'][i]}")
+    emit(args, d, "\n".join(lines))
+    return 0
+
+
+@command("mapping", "network -> sRF parameters r, c, gamma (Result 3.1 of [CPDKLZL24]) with error estimates")
+def _setup_mapping(p):
+    p.add_argument("--student", required=True)
+    p.add_argument("--teacher", required=True)
+    p.add_argument("--alpha0", required=True, type=exact_arg, help="n0/d of the gradient step ('inf' allowed)")
+    p.add_argument("--eta", required=True, type=exact_arg, help="learning rate eta~ (eta = eta~ p)")
+    p.add_argument("--noise-var", type=exact_arg, default="0", help="label-noise variance Delta >= 0")
+    p.add_argument("--c-formula", choices=["corrected", "v1"], default="corrected")
+    p.add_argument("--allow-non-odd", action="store_true")
+    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), default=15, help="significant digits (default 15)")
+    add_json(p)
+    return _run_mapping
+
+
+@command("cge", "mu0, mu1, mu*^2 of the conditional Gaussian equivalence (15) at given kappa")
+def _setup_cge(p):
+    _rcg_args(p, need_teacher=False)
+    p.add_argument("--kappa", required=True, type=exact_list, help="kappa values, e.g. '0,1/2,1'")
+    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted")
+    add_json(p)
+    return _run_cge
 
 
 @command("srf", "sRF saddle point and test error (Result 3.3 of [CPDKLZL24])")
@@ -205,6 +286,7 @@ def _setup_curve(p):
     p.add_argument("--beta", type=float, default=1.0)
     p.add_argument("--lam", type=float, default=0.1)
     p.add_argument("--csv", help="also write the table to this CSV file")
+    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted at every point")
     _solver_args(p)
     add_json(p)
     return _run_curve
@@ -214,7 +296,8 @@ def _setup_curve(p):
 def _setup_bounds(p):
     _rcg_args(p)
     p.add_argument("--optimize-eta", action="store_true")
-    p.add_argument("--eta-max", type=float, default=10.0)
+    p.add_argument("--eta-max", type=exact_arg, default="10", help="largest learning rate of the (28) search")
+    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted")
     add_json(p)
     return _run_bounds
 
@@ -222,10 +305,11 @@ def _setup_bounds(p):
 @command("spectrum", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike (srf-theory.md §7)")
 def _setup_spectrum(p):
     _rcg_args(p, need_teacher=False)
-    p.add_argument("--alpha", required=True, type=float, help="n/d")
-    p.add_argument("--beta", required=True, type=float, help="p/d")
+    p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")
+    p.add_argument("--beta", required=True, type=exact_arg, help="p/d")
     p.add_argument("--z", type=float_list, help="grid of real parts x ('a:b:k'); default automatic")
     p.add_argument("--lam", type=float_list, default=[0.1, 0.5, 1.0, 3.0], help="lambdas for V2(-lambda)")
-    p.add_argument("--d", type=int, help="dimension, to report the mean spike location n E mu0^2")
+    p.add_argument("--d", type=_int_in("--d", 1, 10**9), help="dimension, to report the mean spike location n E mu0^2")
+    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted")
     add_json(p)
     return _run_spectrum

@@ -24,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -36,14 +37,15 @@ import flint
 
 from .errors import InvalidParameterError
 from .evaluate import arb_callable, arb_callable_n
-from .exact import to_exact
+from .exact import to_exact, to_float
 from .expressions import breakpoints, pieces, x
 from .gauss import NotExact, expect_exact, trunc_moments
 from .hermite import Activation
 from .precision import arb_to_mpf, mpf_to_arb, precision, workdps
 from .quadrature import gauss_hermite, normal_rule
+from .results import Result, provenance
 
-__all__ = ["smooth", "smooth_arb", "cge_coeffs", "cge_arb", "cge_symbolic", "gh_nodes", "is_piecewise_polynomial", "default_backend"]
+__all__ = ["smooth", "smooth_arb", "cge_coeffs", "cge_arb", "cge_values", "CGEValues", "cge_symbolic", "gh_nodes", "is_piecewise_polynomial", "default_backend"]
 
 
 def gh_nodes(n: int):
@@ -409,6 +411,50 @@ def cge_arb(student, r, c, kappa, *, backend=None, nodes=61, digits=None, level=
 def _clip0(v):
     """max(0, v) on the midpoint (clipping of mu_star^2, eq. (15))."""
     return v if v.mid() > 0 else flint.arb(0)
+
+
+@dataclasses.dataclass
+class CGEValues(Result):
+    r"""μ0, μ1, μ⋆² of (15) at given κ with error estimates (change under a refined inner rule)."""
+
+    kappa: list
+    mu0: list
+    mu1: list
+    mustar2: list
+    errors: dict
+    r: object
+    c: object
+    dps: int | None
+    provenance: dict
+
+    def to_dict(self) -> dict:
+        from .srf import vouched
+
+        d = super().to_dict()
+        for key in ("mu0", "mu1", "mustar2"):
+            d[key] = [vouched(v, e) for v, e in zip(getattr(self, key), self.errors[key])]
+        d["errors"] = {k: [f"{e:.1e}" for e in v] for k, v in self.errors.items()}
+        return d
+
+
+def cge_values(student, r, c, kappa, *, dps: int | None = None) -> CGEValues:
+    r"""(15) at the points ``kappa`` with an error estimate: two inner-rule levels compared (float64, or Arb
+    at ``dps`` digits), plus rounding.  Exact values (closed forms) have only the rounding error."""
+    if dps is None:
+        kappa = np.array([to_float(k, "kappa") for k in np.atleast_1d(np.asarray(kappa, dtype=object))])
+        r, c = to_float(r, "r"), to_float(c, "c")
+    vals = [cge_coeffs(student, r, c, kappa, dps=dps, level=lev) for lev in (0, 1)]
+    rnd = 1e-15 if dps is None else 10.0 ** -(dps + 5)
+    errors = {}
+    for name, a, b in zip(("mu0", "mu1", "mustar2"), vals[0], vals[1]):
+        errors[name] = [float(abs(x1 - x0)) + rnd * max(1.0, abs(float(x1))) for x0, x1 in
+                        zip(np.atleast_1d(a), np.atleast_1d(b))]
+    return CGEValues(kappa=list(np.atleast_1d(kappa)), mu0=list(np.atleast_1d(vals[1][0])),
+                     mu1=list(np.atleast_1d(vals[1][1])), mustar2=list(np.atleast_1d(vals[1][2])), errors=errors,
+                     r=r, c=c, dps=dps, provenance=provenance(dps=dps, method="closed form or split Gauss-Legendre "
+                                                              "panels, error from a refined rule",
+                                                              references=["[CPDKLZL24] eq. (15)",
+                                                                          "srf-theory.md §3"]))
 
 
 KAPPA, R, C = sp.symbols("kappa r c", real=True)

@@ -30,7 +30,7 @@ from .exact import GUARD_DIGITS, check_range, to_exact, to_mpf
 from .hermite import Activation
 from .results import Result, provenance
 
-__all__ = ["SRFParams", "srf_params", "NonOddWarning"]
+__all__ = ["SRFParams", "srf_params", "srf_params_checked", "NonOddWarning"]
 
 
 class NonOddWarning(UserWarning):
@@ -54,9 +54,35 @@ class SRFParams(Result):
     c_formula: str
     dps: int
     provenance: dict
+    errors: dict = dataclasses.field(default_factory=dict)
 
     def floats(self) -> tuple:
         return float(self.r), float(self.c), float(self.gamma)
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        if self.errors:
+            from .srf import vouched
+
+            for k, e in self.errors.items():
+                d[k] = vouched(getattr(self, k), e)
+            d["errors"] = {k: f"{e:.1e}" for k, e in self.errors.items()}
+        return d
+
+
+def srf_params_checked(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "corrected", dps: int = 15,
+                       strict_odd: bool = True) -> SRFParams:
+    """:func:`srf_params` with an error estimate: the values at ``dps`` + 5 digits compared with an
+    independent evaluation at ``dps`` + 15 (quadratures at other tolerances, other working precision)."""
+    lo = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=dps + 5, strict_odd=strict_odd)
+    hi = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=dps + 15,
+                    strict_odd=strict_odd)
+    keys = ("r", "c", "gamma", "mu1", "mu1_check_sq", "mu1_star", "mu2_star")
+    with mpmath.workdps(dps + 20):
+        lo.errors = {k: float(abs(getattr(lo, k) - getattr(hi, k))) + 10.0 ** -(dps + 4) * max(1.0, abs(float(getattr(lo, k))))
+                     for k in keys}
+    lo.dps = dps
+    return lo
 
 
 def _student_constants(student: Activation, dps: int):

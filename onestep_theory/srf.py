@@ -178,7 +178,7 @@ class SRFSetup:
     digits: float = 16
 
 
-def _kappa_features(s: Activation, t: Activation, r: float, c: float, gamma: float):
+def kappa_features(s: Activation, t: Activation | None, r: float, c: float, gamma: float):
     """Hard points, soft features and the panel cap of the κ-rule (docs/theory/numerics.md §3).
 
     The student's coefficients depend on κ through :math:`r\\kappa` smoothed with width :math:`\\sqrt c`: a kink
@@ -191,7 +191,7 @@ def _kappa_features(s: Activation, t: Activation, r: float, c: float, gamma: flo
     if r > 0:
         hmax = min(hmax, (1 + math.sqrt(c)) / r)
         soft += [(float(b) / r, math.sqrt(c) / r) for b in breakpoints(s.expr)]
-    if gamma > 0:
+    if t is not None and gamma > 0:
         hmax = min(hmax, (1 + rho) / gamma)
         for b in breakpoints(t.expr):
             if rho == 0:    # gamma = 1: the kink itself, exactly
@@ -242,14 +242,17 @@ def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int =
     if dps is None:
         r, c, gamma = float(r), float(c), float(gamma)
     else:
-        r, c, gamma = (mpmath.mpf(v) if isinstance(v, (mpmath.mpf, int, float)) else to_exact(v) for v in (r, c, gamma))
+        # never round: an mpf keeps its precision (mpf(x) would round it to the ambient 53 bits),
+        # a float is exact in binary, everything else becomes an exact SymPy number
+        r, c, gamma = (v if isinstance(v, mpmath.mpf) else mpmath.mpf(v) if isinstance(v, float) else to_exact(v)
+                       for v in (r, c, gamma))
     return _setup_cached(s, t, r, c, gamma, float(digits), int(level), dps, kappa_nodes, inner_nodes)
 
 
 @functools.lru_cache(maxsize=48)
 def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_nodes):
     rf, cf, gf = float(r), float(c), float(gamma)
-    hard, soft, hmax = _kappa_features(s, t, rf, cf, gf)
+    hard, soft, hmax = kappa_features(s, t, rf, cf, gf)
     ps, pt = _parity(s), _parity(t)
     inner_gh = dict(backend="gauss-hermite", nodes=inner_nodes) if inner_nodes else {}
     if dps is None:
@@ -543,7 +546,7 @@ def _all_values(x, S, o) -> dict:
     return out
 
 
-def _digits_of(value, err) -> int:
+def digits_of(value, err) -> int:
     """Significant digits vouched for by an absolute error estimate."""
     v, e = abs(float(value)), float(err)
     if v == 0 or not math.isfinite(e):
@@ -598,7 +601,7 @@ class SRFSolution(Result):
         v = self.test_error if key == "test_error" else (self.order.get(key, self.hats.get(key)))
         if key == "D":
             v = self.D
-        return _fmt(v, self.errors[key])
+        return vouched(v, self.errors[key])
 
     def to_dict(self) -> dict:
         d = super().to_dict()
@@ -611,14 +614,14 @@ class SRFSolution(Result):
         return d
 
 
-def _fmt(value, err) -> str:
+def vouched(value, err) -> str:
     """Decimal string of ``value`` with only the digits its absolute error ``err`` vouches for."""
     from .exact import nstr
 
     v = float(value)
     if v == 0:
         return "0"
-    dg = _digits_of(value, err)
+    dg = digits_of(value, err)
     if dg < 1:
         return f"{v:.1e}"
     return nstr(value, min(dg, 200)) if not isinstance(value, float) else f"{v:.{min(dg, 17)}g}"
@@ -628,7 +631,7 @@ def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formul
     if r is not None or c is not None or gamma is not None:
         if r is None or c is None or gamma is None:
             raise InvalidParameterError("r, c, gamma", (r, c, gamma), "all three, or alpha0 and eta instead")
-        rr, cc, gg = (_check_param(v, n, lo, hi) for v, n, lo, hi in
+        rr, cc, gg = (check_srf_params(v, n, lo, hi) for v, n, lo, hi in
                       ((r, "r", 0, None), (c, "c", None, None), (gamma, "gamma", 0, 1)))
         if not float(cc) > 0:
             raise InvalidParameterError("c", c, "a real number > 0")
@@ -640,7 +643,7 @@ def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formul
     return p.r, p.c, abs(p.gamma), p
 
 
-def _check_param(v, name, lo, hi):
+def check_srf_params(v, name, lo, hi):
     """A finite real parameter in [lo, hi]; floats stay floats (no inexactness warning), the rest exact."""
     val = float(v) if isinstance(v, (float, mpmath.mpf, np.floating)) else to_exact(v, name)
     f = float(val)
@@ -794,7 +797,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         method = "damped fixed point (float64), Newton polish in mpmath on Arb rules, error from refined discretisation"
     lev, S, x, vals, serr = levels[-1]
     errors = _errors(levels[-2][3], vals, serr, 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2))
-    digits = _digits_of(vals["test_error"], errors["test_error"])
+    digits = digits_of(vals["test_error"], errors["test_error"])
     if errors["test_error"] > target * abs(float(vals["test_error"])):
         want = f"{dps} digits" if dps is not None else f"a relative error of {target:g}"
         raise ConvergenceError(f"sRF test error: {want} requested, only {digits} digits reached (estimated error "
