@@ -64,6 +64,7 @@ def _bounds_at(S, norm2, extension: bool):
     else:
         coef = np.linalg.lstsq(np.array(A, dtype=float), np.array(b, dtype=float), rcond=None)[0]
         lower = norm2 - float(np.dot(b, coef))
+        upper = float(upper)
     return upper, lower
 
 

@@ -290,7 +290,8 @@ def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_node
         rho = (1 - ga * ga).sqrt() if ga * ga < 1 else flint.arb(0)
 
         def stud(kk):
-            return cge_arb(s, ra, ca, list(kk), digits=digits, level=level, **inner_gh)
+            gh = inner_gh if inner_gh and not breakpoints(s.expr) else {}
+            return cge_arb(s, ra, ca, list(kk), digits=digits, level=level, **gh)
 
         def teach(kk):
             gh = inner_gh if inner_gh and not breakpoints(t.expr) else {}
@@ -762,21 +763,29 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             _mp_solver_error(vals, last, xl)
         return xl, vals, serr
 
+    def refine(start_level, mp_dps, tol_step, steps, rnd):
+        """Solve on successive rule levels until the change meets the target (or the limits)."""
+        xl = x if mp_dps is None else [mpmath.mpf(v) for v in x]
+        for lev in range(start_level, start_level + max(1, MAX_LEVEL) + 1):
+            try:
+                Sl = S if (mp_dps is None and lev == S.level) else level_setup(lev, mp_dps)
+            except InvalidParameterError as exc:
+                if exc.param != "quadrature":
+                    raise
+                if len(levels) < 2:
+                    raise ConvergenceError(f"sRF saddle point: no error estimate possible ({exc})", total_it) from None
+                break                                # node limit reached: report what we have
+            xl, vals, serr = finish(Sl, xl, tol_step, steps)
+            levels.append((lev, Sl, xl, vals, serr))
+            if len(levels) >= 2:
+                err = _errors(levels[-2][3], vals, serr, rnd)
+                if err["test_error"] <= target * abs(float(vals["test_error"])):
+                    break
+
     if dps is None:
-        lev = S.level
-        xl, vals, serr = finish(S, x, 1e-15, 4)
-        levels.append((lev, S, xl, vals, serr))
-        while True:
-            lev += 1
-            Sn = level_setup(lev)
-            xn, valsn, serrn = finish(Sn, levels[-1][2], 1e-15, 8)
-            levels.append((lev, Sn, xn, valsn, serrn))
-            err = _errors(levels[-2][3], valsn, serrn, 1e-14)
-            if err["test_error"] <= target * abs(float(valsn["test_error"])) or lev >= S.level + MAX_LEVEL:
-                break
+        refine(S.level, None, 1e-15, 8, 1e-14)
         method = "damped fixed point + Newton (float64), error from refined discretisation"
     else:
-        wd = dps + GUARD_DIGITS
         with precision(dps):
             o_mp = dataclasses.replace(o)
             o_mp.alpha, o_mp.beta, o_mp.lam, o_mp.noise_var = (_mpf_exact(v, n) for v, n in (
@@ -785,15 +794,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
                 o_mp.empirical = tuple(np.array([mpmath.mpf(float(t)) for t in arr], dtype=object)
                                        for arr in o.empirical)
             o = o_mp
-            xl = [mpmath.mpf(v) for v in x]
-            for lev in range(MAX_LEVEL + 1):
-                Sl = level_setup(lev, wd)
-                xl, vals, serr = finish(Sl, xl, mpmath.mpf(10) ** -(wd - 3), 40)
-                levels.append((lev, Sl, xl, vals, serr))
-                if len(levels) >= 2:
-                    err = _errors(levels[-2][3], vals, serr, 10.0 ** -(wd - 2))
-                    if err["test_error"] <= target * abs(float(vals["test_error"])):
-                        break
+            wd = dps + GUARD_DIGITS
+            refine(0, wd, mpmath.mpf(10) ** -(wd - 3), 40, 10.0 ** -(wd - 2))
         method = "damped fixed point (float64), Newton polish in mpmath on Arb rules, error from refined discretisation"
     lev, S, x, vals, serr = levels[-1]
     errors = _errors(levels[-2][3], vals, serr, 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2))

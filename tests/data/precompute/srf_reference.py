@@ -52,7 +52,7 @@ POINTS = {
     "P6": ("relu_centered", "sin", "1", "1.1", "0.9", "1", "1", "1/2", "0"),
 }
 # kappa breakpoints on [0, L] (L appended); the 60-digit run uses the second, disjoint set
-KBREAKS = {"default": ([1, 3], [mp.mpf("0.5"), 2, 5]),
+KBREAKS = {"default": ([2], [mp.mpf("1.5")]),
            "P5": ([mp.mpf("0.1"), mp.mpf("0.3"), 1, 3],
                   [mp.mpf("0.05"), mp.mpf("0.2"), mp.mpf("0.5"), 2, 5])}
 NAMES = ["m", "theta", "psi", "q1", "q2", "V1", "V2"]
@@ -102,25 +102,17 @@ class Model:
         L = self.L
         return [-L, z0, L] if -L + 1 < z0 < L - 1 else [-L, L]
 
-    def gauss_quads(self, f, a, s, with_dev):
-        """E f(a + s z), E z f(a + s z)/s and E[(f - E f - s mu1 z)^2] (or E f^2), z ~ N(0,1)."""
-        cache = {}
-
-        def T(z):
-            v = cache.get(z)
-            if v is None:
-                v = (npdf(z), f(a + s * z))
-                cache[z] = v
-            return v
-
+    def gauss_quads(self, f, a, s):
+        """(E f(a + s z), E[z f(a + s z)]/s), z ~ N(0,1), as one complex tanh-sinh quadrature of
+        phi(z) f(a + s z) (1 + i z) on [-L, -a/s, L]."""
         pts = self.zpoints(-a / s)
-        e0 = self.quad(lambda z: T(z)[0] * T(z)[1], pts)
-        e1 = self.quad(lambda z: z * T(z)[0] * T(z)[1], pts) / s
-        if with_dev:
-            e2 = self.quad(lambda z: T(z)[0] * (T(z)[1] - e0 - s * e1 * z) ** 2, pts)
-        else:
-            e2 = self.quad(lambda z: T(z)[0] * T(z)[1] ** 2, pts)
-        return e0, e1, e2
+
+        def g(z):
+            w = mp.exp(-z * z / 2) * f(a + s * z)
+            return mp.mpc(w, w * z)
+
+        v = self.quad(g, pts) / mp.sqrt(2 * mp.pi)
+        return v.real, v.imag / s
 
     # ---------------------------------------------------------------- inner expectations
     def student_inner(self, k):
@@ -133,7 +125,9 @@ class Model:
                 m0, m1, ms = self.student_inner(-k)
                 v = (-m0, m1, ms)
             else:
-                v = self.gauss_quads(mp.tanh, self.r * k, self.s, True)
+                # E tanh^2(a + s z) = 1 - E tanh'(a + s z) = 1 - mu1 (tanh' = 1 - tanh^2, Stein)
+                m0, m1 = self.gauss_quads(mp.tanh, self.r * k, self.s)
+                v = (m0, m1, max(mp.mpf(0), 1 - m1 - m0 * m0 - self.c * m1 * m1))
         elif self.student == "relu_centered":
             a, s = self.r * k, self.s
             t = a / s
@@ -163,8 +157,9 @@ class Model:
                 h, h1, h2 = self.teacher_inner(-k)
                 v = (-h, h1, h2)
             else:
-                e0, e1, e2 = self.gauss_quads(mp.tanh, a, rho, False)
-                v = (e0, rho * e1, e2)
+                e0, e1 = self.gauss_quads(mp.tanh, a, rho)
+                v = (e0, rho * e1, 1 - e1)   # h1 = E[z tanh] = rho E tanh', h2 = 1 - E tanh'
+
         elif te == "relu_centered":
             if rho == 0:
                 h = max(a, 0) - self.k0
@@ -348,6 +343,9 @@ def solve_at(spec, kb, dps, x0):
         tol = mp.mpf(10) ** (-(dps - 4))
         x = mp.findroot(G, x0, solver="mdnewton", tol=tol, maxsteps=60, verify=False)
         x = [x[i] for i in range(7)]
+    # findroot works at 20 extra bits; evaluate the final point at the same precision, so the tanh-sinh
+    # nodes (which depend on the precision) and the memoised inner values are the ones Newton used
+    with mp.workprec(mp.dps_to_prec(dps) + 20):
         model.quad_err = mp.mpf(0)
         hats, m_new = model.channel(x)
         rest, mpi = model.prior(hats)
@@ -415,7 +413,8 @@ def check_closed_forms():
     with mp.workdps(DPS_MAIN):
         for st, te, r, c, g in [("relu_centered", "sign", "1", "1.1", "0.9"),
                                 ("tanh", "relu_centered", "1.3", "0.8", "0.6"),
-                                ("tanh", "sin", "1.2", "1.3", "0.7")]:
+                                ("tanh", "sin", "1.2", "1.3", "0.7"),
+                                ("tanh", "tanh", "0.65", "1.077", "0.5635")]:
             M = Model((st, te, r, c, g, "1", "1", "1", "0"), [1])
             L, k0 = M.L, M.k0
             for k in [mp.mpf("-1.7"), mp.mpf("-0.3"), mp.mpf("0.2"), mp.mpf("2.1")]:
@@ -437,17 +436,21 @@ def check_closed_forms():
                     f = mp.sign
                 elif te == "relu_centered":
                     f = lambda u: max(u, 0) - k0
+                elif te == "tanh":
+                    f = mp.tanh
                 else:
                     f = mp.sin
                 tq = (E(lambda z: f(a + M.rho * z), z0), E(lambda z: z * f(a + M.rho * z), z0),
                       E(lambda z: f(a + M.rho * z) ** 2, z0))
                 d = max(abs(p - q) for p, q in zip(tq, M.teacher_inner(k)))
                 worst["teacher_" + te] = max(worst.get("teacher_" + te, 0), d)
-            if st == "tanh":   # mu1 = E tanh'(a + s z) as well (the other form of (15))
-                a = M.r * mp.mpf("0.4")
-                e = mp.quad(lambda z: npdf(z) / mp.cosh(a + M.s * z) ** 2, [-L, -a / M.s, L])
-                worst["tanh_mu1_two_forms"] = max(worst.get("tanh_mu1_two_forms", 0),
-                                                  abs(e - M.student_inner(mp.mpf("0.4"))[1]))
+                if st == "tanh":   # mu1 = E tanh'(a + s z) and mu_*^2 as a direct non-negative integral
+                    a, s = M.r * k, M.s
+                    m0, m1, ms = M.student_inner(k)
+                    e = E(lambda z: 1 / mp.cosh(a + s * z) ** 2, -a / s)
+                    e2 = E(lambda z: (mp.tanh(a + s * z) - m0 - s * m1 * z) ** 2, -a / s)
+                    d = max(abs(e - m1), abs(e2 - ms))
+                    worst["student_tanh_two_forms"] = max(worst.get("student_tanh_two_forms", 0), d)
         return {k: mp.nstr(v, 3) for k, v in worst.items()}
 
 
