@@ -9,6 +9,9 @@
 3. Ridge lambda path (20 values): one eigendecomposition (Ridge) vs an explicit inverse per lambda.
 4. Precision: achieved digits per second at 15/30/50 digits (resolvent, Hermite coefficient of tanh,
    sRF fixed point at 20/30 digits).
+5. Certified accuracy (issue 9 targets): an sRF point with 15/30/50 certified digits from cold caches, the
+   float64 point with a verified error <= 1e-10 (warm: rules cached, warm start), the resolvent at 200
+   digits from cold caches, and the float64 error of the eta = 50 and ReLU-teacher points against 25 digits.
 """
 
 import argparse
@@ -177,6 +180,47 @@ def bench_digits():
               f"{mpmath.nstr(s.test_error, dps)}")
 
 
+def _cold():
+    """Clear every numeric cache (rules, setups, Hermite constants); SymPy's symbolic caches stay."""
+    from onestep_theory import hermite, quadrature, srf
+    from onestep_theory.mapping import srf_params  # noqa: F401
+
+    srf._setup_cached.cache_clear()
+    quadrature._normal_rule_cached.cache_clear()
+    quadrature.gauss_legendre.cache_clear()
+    hermite._coeffs_mp.cache_clear()
+    hermite._BUNDLES.clear()
+
+
+def bench_certified():
+    from onestep_theory.resolvent import resolvent
+    from onestep_theory.srf import srf_solve
+
+    kw = dict(alpha0=20, eta=3, alpha=1, beta=1)
+    srf_solve("tanh", "sin", lam="1/10", **kw)            # one-time symbolic work (parsing, closed forms)
+    for dps in (15, 30, 50):
+        _cold()
+        t = time.perf_counter()
+        s = srf_solve("tanh", "sin", lam="1/10", dps=dps, **kw)
+        t = time.perf_counter() - t
+        print(f"[5] sRF point, {dps} certified digits (cold caches): {t:.2f} s; digits vouched {s.digits}, "
+              f"abs_error {s.abs_error:.1e}")
+    base = srf_solve("tanh", "sin", lam="1/10", **kw)
+    t, s = timeit(lambda: srf_solve("tanh", "sin", lam="0.101", init=base.state(), **kw), 5)
+    print(f"[5] sRF point, float64 with verified error (warm): {t * 1e3:.1f} ms; error {s.abs_error:.1e} "
+          f"({s.abs_error / float(s.test_error):.1e} relative)")
+    _cold()
+    t = time.perf_counter()
+    resolvent("tanh", 1, 2, "1/2", dps=200)
+    print(f"[5] resolvent m1, m2 at 200 digits (cold caches): {time.perf_counter() - t:.2f} s")
+    for label, teacher, a0, eta in (("eta=50", "sin", 20, 50), ("relu teacher", "relu_centered", "inf", 3)):
+        f = srf_solve("tanh", teacher, alpha0=a0, eta=eta, alpha=1, beta=1, lam="1/10")
+        r = srf_solve("tanh", teacher, alpha0=a0, eta=eta, alpha=1, beta=1, lam="1/10", dps=25)
+        rel = abs(float(f.test_error) - float(r.test_error)) / float(r.test_error)
+        print(f"[5] {label}: float64 {float(f.test_error):.12g}, 25 digits {mpmath.nstr(r.test_error, 16)}; "
+              f"relative error {rel:.1e} (stated {f.abs_error / float(f.test_error):.1e})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
@@ -185,6 +229,7 @@ def main():
     bench_srf(50, 1 if a.quick else 2)
     bench_ridge(800 if a.quick else 2000)
     bench_digits()
+    bench_certified()
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ def _evaluate(student, teacher, r, c, gamma, dps, target):
     gf = float(gamma)
     ext = gf < 1
     wd = None if dps is None else dps + GUARD_DIGITS
-    norm2 = t.second_moment(dps + 5) if dps is not None else float(t.second_moment(20))
+    norm2 = t.second_moment(dps + GUARD_DIGITS + 2) if dps is not None else float(t.second_moment(20))
     prev = None
     for level in range(MAX_LEVEL + 1):
         S = srf_setup(student, teacher, r, c, gamma, digits=16 if dps is None else dps + 2, level=level, dps=wd)
@@ -154,7 +154,7 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
         if eta is None:
             raise InvalidParameterError("eta", None, "a learning rate eta >= 0 (or r, c, gamma)")
         p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, strict_odd=strict_odd,
-                       dps=(dps or 15) + 5)
+                       dps=(dps or 15) + GUARD_DIGITS + 2)
         rr, cc, gg = p.r, p.c, abs(p.gamma)
     else:
         rr = check_srf_params(r, "r", 0, None)
@@ -218,7 +218,7 @@ def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_o
             e_mp = mpmath.mpf(e0)
 
             def fval(e):
-                rr, cc, gg = params(e, dps + 5)
+                rr, cc, gg = params(e, dps + GUARD_DIGITS + 2)
                 return _evaluate(student, teacher, rr, cc, gg, dps, target)
 
             def deriv(e):

@@ -31,7 +31,7 @@ import functools
 import mpmath
 import sympy as sp
 
-from .errors import QuadratureError
+from .errors import ExpressionError, QuadratureError
 from .exact import GUARD_DIGITS, to_mpf
 from .expressions import pieces, x
 
@@ -279,15 +279,70 @@ def tanh_sinh_vec(segments, wfun, nw: int, dps: int, *, maxdegree: int = 12, lab
 
 
 def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 12) -> list:
-    r"""Numeric :math:`\mathbb E[f(Z)\,w_j(Z)]`, ``j < nw``, in one tanh-sinh pass.
+    r"""Numeric :math:`\mathbb E[f(Z)\,w_j(Z)]`, ``j < nw``, in one pass (one evaluation of ``f`` per node).
 
-    Each piece of *f* is integrated over its own interval, split at 0 and at every kink
-    (``hermite.md`` §5.4), by :func:`tanh_sinh_vec`.  Runs inside
-    ``mp.workdps(dps + GUARD_DIGITS)`` and returns ``mpf`` values.
+    First choice: the split Gauss–Legendre rule of :func:`onestep_theory.quadrature.normal_rule` in Arb
+    (panels end exactly at every kink; the integrand is evaluated with exact constants), accepted when
+    two refinement levels agree to ``10**-(dps+4)`` of the scale and the integrand is negligible at
+    the cut-off.  Otherwise (an integrand that turns faster than the panels resolve, or grows too
+    fast for the cut-off) mpmath's tanh-sinh on the pieces, :func:`tanh_sinh_vec` (``hermite.md``
+    §5.4).  Returns ``mpf`` values at ``dps + GUARD_DIGITS`` digits.
     """
+    try:
+        return _panel_expect_vec(f, wfun, nw, dps)
+    except QuadratureError:
+        pass
     with mpmath.workdps(dps + GUARD_DIGITS):
         segs = [([to_mpf(p, dps) for p in pts], fn) for pts, fn in _lambdified_pieces(f)]
         return [+t for t in tanh_sinh_vec(segs, wfun, nw, dps, maxdegree=maxdegree, label=str(f))]
+
+
+def _panel_expect_vec(f: sp.Expr, wfun, nw: int, dps: int) -> list:
+    import bisect
+
+    import flint
+
+    from .evaluate import arb_callable
+    from .precision import arb_to_mpf, workdps
+    from .quadrature import normal_rule
+
+    pcs = pieces(f)
+    hard = tuple(b for _, b, _ in pcs[:-1])
+    cuts = [float(b) for b in hard]
+    try:
+        fns = [arb_callable(g) for _, _, g in pcs]
+    except ExpressionError:
+        raise QuadratureError(f"no Arb evaluation of {f}") from None
+    wd = dps + GUARD_DIGITS
+    with workdps(wd):
+        eps = flint.arb(10) ** (-(dps + 4))
+        digits = dps + 4
+        prev = None
+        for level in range(4):
+            rule = normal_rule(hard, (), digits=digits, level=level, hmax=1.0, dps=wd)
+            tot = [flint.arb(0)] * nw
+            for z, w in zip(rule.nodes, rule.weights):
+                fv = fns[bisect.bisect_right(cuts, float(z))](z)
+                base = w * fv
+                ws = wfun(z, fv)
+                tot = [t + base * wj for t, wj in zip(tot, ws)]
+            if not all(t.is_finite() for t in tot):
+                break
+            scale = max(flint.arb(1), max(abs(t) for t in tot))
+            # the Gaussian tail beyond the cut-off must be negligible for this integrand
+            L = max(abs(float(z)) for z in (rule.nodes[0], rule.nodes[-1]))
+            tail = flint.arb(0)
+            for zt in (flint.arb(L), flint.arb(-L)):
+                fv = fns[bisect.bisect_right(cuts, float(zt))](zt)
+                tail = max(tail, max(abs(fv * wj) for wj in wfun(zt, fv)) * (-zt * zt / 2).exp())
+            if not tail * 10 < eps * scale:
+                digits += 20                      # larger cut-off for a growing integrand
+                prev = None
+                continue
+            if prev is not None and max(abs(a - b) for a, b in zip(tot, prev)) < eps * scale:
+                return [arb_to_mpf(t) for t in tot]
+            prev = tot
+    raise QuadratureError(f"split Gauss-Legendre quadrature of {f} did not converge", iterations=4)
 
 
 def expect_numeric_many(f: sp.Expr, weights, dps: int) -> list:

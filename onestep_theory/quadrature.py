@@ -228,7 +228,12 @@ def _normal_rule(hard, soft, digits, level, hmax, dps) -> NormalRule:
         # digits needed on this panel: the Gaussian weight lowers them, a polynomially growing
         # integrand (up to degree 4 in the saddle point) raises them again
         eff = max(1.0, digits - t0 * t0 / (2 * _LN10) + 2 * math.log10(1 + t0 * t0))
-        panels.append((a, b, max(2, math.ceil(m_full * eff / digits))))
+        want = max(2, math.ceil(m_full * eff / digits))
+        # quantise to a few sizes (m_full * 0.8^j) so that few distinct Gauss-Legendre rules are built
+        m = m_full
+        while m > 2 and math.ceil(m * 0.8) >= want and math.ceil(m * 0.8) < m:
+            m = math.ceil(m * 0.8)
+        panels.append((a, b, m))
     total = sum(m for _, _, m in panels) * (2 if sym else 1)
     if total > MAX_NODES:
         raise InvalidParameterError("quadrature", total, f"at most {MAX_NODES} nodes",

@@ -35,6 +35,7 @@ import datetime
 import json
 import multiprocessing
 import os
+import sys
 import time
 
 import mpmath as mp
@@ -343,9 +344,15 @@ def solve_at(spec, kb, dps, x0):
         tol = mp.mpf(10) ** (-(dps - 4))
         x = mp.findroot(G, x0, solver="mdnewton", tol=tol, maxsteps=60, verify=False)
         x = [x[i] for i in range(7)]
-    # findroot works at 20 extra bits; evaluate the final point at the same precision, so the tanh-sinh
-    # nodes (which depend on the precision) and the memoised inner values are the ones Newton used
-    with mp.workprec(mp.dps_to_prec(dps) + 20):
+        # findroot works at 20 extra bits; evaluate the final point at the same precision, so the
+        # tanh-sinh nodes (they depend on the precision) and memoised inner values are Newton's
+        with mp.extraprec(20):
+            return finish(model, x)
+
+
+def finish(model, x):
+    """Hats, test error and the checks at the solution x."""
+    if True:
         model.quad_err = mp.mpf(0)
         hats, m_new = model.channel(x)
         rest, mpi = model.prior(hats)
@@ -373,7 +380,7 @@ def solve_at(spec, kb, dps, x0):
 
 
 def fmt(v, n=REPORT_DIGITS):
-    return mp.nstr(v, n, min_fixed=-5, max_fixed=5)
+    return mp.nstr(v, n, strip_zeros=False, min_fixed=-5, max_fixed=5)
 
 
 def run_point(name):
@@ -381,9 +388,9 @@ def run_point(name):
     spec = POINTS[name]
     kb_main, kb_check = KBREAKS.get(name, KBREAKS["default"])
     xf, iters = damped_fixed_point(spec, kb_main)
-    t_fp = time.time() - t0
+    t_fp = time.time()
     A = solve_at(spec, kb_main, DPS_MAIN, xf)
-    t_a = time.time() - t0
+    t_a = time.time()
     B = solve_at(spec, kb_check, DPS_CHECK, A["x"])
     with mp.workdps(DPS_CHECK):
         valsA = dict(zip(NAMES, A["x"]), test_error=A["eg"])
@@ -392,7 +399,7 @@ def run_point(name):
         out = {"student": spec[0], "teacher": spec[1], "r": spec[2], "c": spec[3], "gamma": spec[4],
                "alpha": spec[5], "beta": spec[6], "lam": spec[7], "noise_var": spec[8]}
         for k in keys:
-            out[k if k != "m" else "m"] = fmt(valsA[k])
+            out[k] = fmt(valsA[k])
         out["error"] = {k: mp.nstr(abs(valsA[k] - valsB[k]), 3) for k in keys}
         out["conjugates"] = {k: fmt(v) for k, v in A["hats"].items()}
         out["conjugates"]["D"] = fmt(A["D"])
@@ -458,6 +465,10 @@ def main():
     t0 = time.time()
     checks = check_closed_forms()
     print("closed-form checks", checks, flush=True)
+    if len(sys.argv) > 1:   # trial run of some points: print, write nothing
+        for name in sys.argv[1:]:
+            print(json.dumps(run_point(name)[1], indent=1))
+        return
     order = ["P5", "P2", "P4", "P0", "P1", "P3", "P6"]    # slowest first
     with multiprocessing.Pool(min(2, os.cpu_count() or 1)) as pool:
         res = dict(pool.imap_unordered(run_point, order))
