@@ -15,7 +15,6 @@ least-squares problem including :math:`\psi\mu_1z`); results carry ``extension=T
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import mpmath
 import numpy as np

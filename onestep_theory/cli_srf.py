@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
 
 from .cli import _int_in, add_json, command, emit, exact_arg
 from .cli_simulate import float_list

@@ -18,6 +18,7 @@ import mpmath
 import sympy as sp
 
 from .errors import InvalidParameterError
+from .precision import GUARD_DIGITS, precision
 
 __all__ = [
     "GUARD_DIGITS",
@@ -31,8 +32,6 @@ __all__ = [
     "InexactInputWarning",
 ]
 
-#: Guard digits added to every mpmath evaluation (``hermite.md`` §5.1: at least 10).
-GUARD_DIGITS = 10
 
 
 class InexactInputWarning(UserWarning):
@@ -165,7 +164,7 @@ def nstr(value, dps: int) -> str:
     if isinstance(value, sp.Basic):
         if value.is_zero:
             return "0"
-        with mpmath.workdps(dps + GUARD_DIGITS):
+        with precision(dps):
             value = to_mpf(value, dps)
     if isinstance(value, (int,)):
         return str(value)
@@ -175,7 +174,7 @@ def nstr(value, dps: int) -> str:
         if value == 0:
             return "0"
         return repr(value) if dps >= 17 else f"{value:.{dps}g}"
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         return mpmath.nstr(mpmath.mpf(value), dps, strip_zeros=False, min_fixed=-6, max_fixed=12)
 
 

@@ -20,12 +20,12 @@ import mpmath
 import sympy as sp
 from sympy.parsing.sympy_parser import (
     convert_xor,
-    implicit_multiplication_application,
     parse_expr,
     rationalize,
     standard_transformations,
 )
 
+from .precision import workdps
 from .errors import ExpressionError, InvalidParameterError
 
 __all__ = [
@@ -219,7 +219,7 @@ def _check_cached(e: sp.Expr) -> str | None:
     # values on the real line: finite and real at probe points inside every piece
     for a, b, g in segs:
         for t in _probe_points(a, b):
-            with mpmath.workdps(30):
+            with workdps(30):
                 try:
                     val = sp.N(g.subs(x, t), 20)
                 except (TypeError, ValueError, ZeroDivisionError):
@@ -288,7 +288,7 @@ def _square_integrable_tail(g: sp.Expr, side: int) -> bool:
     """Numerical test that g(t)^2 phi(t) t^2 -> 0 as t -> side*infinity (log scale)."""
     f = sp.lambdify(x, g, modules="mpmath")
     vals = []
-    with mpmath.workdps(30):
+    with workdps(30):
         for t in (40, 80, 160, 320):
             tt = mpmath.mpf(side * t)
             try:
@@ -394,7 +394,7 @@ def _parity(e: sp.Expr, sign: int) -> bool:
     if h == 0:
         return True
     f = sp.lambdify(x, h, modules="mpmath")
-    with mpmath.workdps(30):
+    with workdps(30):
         for t in ("0.3711", "1.2903", "2.71", "-0.77", "5.1"):
             try:
                 if abs(f(mpmath.mpf(t))) > mpmath.mpf(10) ** -20:

@@ -34,6 +34,7 @@ import sympy as sp
 from .errors import ExpressionError, QuadratureError
 from .exact import GUARD_DIGITS, to_mpf
 from .expressions import pieces, x
+from .precision import arb_to_mpf, precision, workdps
 
 __all__ = [
     "NotExact",
@@ -292,7 +293,7 @@ def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 
         return _panel_expect_vec(f, wfun, nw, dps)
     except QuadratureError:
         pass
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         segs = [([to_mpf(p, dps) for p in pts], fn) for pts, fn in _lambdified_pieces(f)]
         return [+t for t in tanh_sinh_vec(segs, wfun, nw, dps, maxdegree=maxdegree, label=str(f))]
 
@@ -303,7 +304,6 @@ def _panel_expect_vec(f: sp.Expr, wfun, nw: int, dps: int) -> list:
     import flint
 
     from .evaluate import arb_callable
-    from .precision import arb_to_mpf, workdps
     from .quadrature import normal_rule
 
     pcs = pieces(f)

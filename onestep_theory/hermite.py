@@ -34,6 +34,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from .precision import precision
 from .errors import ExpressionError, HypothesisError, InvalidParameterError
 from .exact import GUARD_DIGITS, to_mpf
 from .expressions import breakpoints, is_even, is_odd, parse, pieces, x
@@ -290,7 +291,7 @@ def he_expect(f, dps: int | None = None, *, param: str = "f"):
     if v is not None:
         if dps is None:
             return v
-        with mpmath.workdps(dps + GUARD_DIGITS):
+        with precision(dps):
             return to_mpf(v, dps)
     return _moments_numeric(e, (0,), dps or 15)[0]
 
@@ -469,7 +470,7 @@ def _coeffs_mp(act: Activation, kmax: int, dps: int) -> tuple:
             missing.append(k)
     num = dict(zip(missing, _moments_numeric(act.expr, tuple(missing), dps))) if missing else {}
     out = []
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         for k in range(kmax + 1):
             out.append(to_mpf(exact[k], dps) if exact[k] is not None else num[k] / math.factorial(k))
     return tuple(out)
@@ -502,7 +503,7 @@ def _second_moment(act: Activation, dps):
     if ex is not None and dps is None:
         return ex
     dps = dps or 15
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         if ex is not None:
             return to_mpf(ex, dps)
         bundle = _numeric_bundle(act.expr, 1, dps)
@@ -529,12 +530,12 @@ def _c_rest(act: Activation, upto: int, dps):
     if val is not None:
         if dps is None:
             return val
-        with mpmath.workdps(dps + GUARD_DIGITS):
+        with precision(dps):
             return to_mpf(val, dps)
     # Cancellation (hermite.md §2.4): the moments carry GUARD_DIGITS extra digits of
     # working precision and quadrature is converged to 10**-(dps+4).
     d = dps or 15
-    with mpmath.workdps(d + GUARD_DIGITS):
+    with precision(d):
         m2v = act.second_moment(d)
         cv = act.coeffs_mp(upto, d)
         rest = m2v - sum(math.factorial(k) * cv[k] ** 2 for k in range(upto + 1))
@@ -608,7 +609,7 @@ def he_coeffs(f, kmax: int, dps: int = 15, *, center: bool = False, param: str =
             methods.append(_moment_exact(act.expr, k)[1])
         else:
             methods.append("tanh-sinh quadrature")
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         parseval = mpmath.fsum(math.factorial(k) * values[k] ** 2 for k in range(kmax + 1))
     m2_exact = act.second_moment(None)
     return HermiteCoefficients(

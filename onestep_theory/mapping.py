@@ -25,8 +25,9 @@ import warnings
 import mpmath
 import sympy as sp
 
+from .precision import precision, workdps
 from .errors import HypothesisError, InvalidParameterError
-from .exact import GUARD_DIGITS, check_range, to_exact, to_mpf
+from .exact import check_range, to_exact, to_mpf
 from .hermite import Activation
 from .results import Result, provenance
 
@@ -78,7 +79,7 @@ def srf_params_checked(student, teacher, alpha0, eta, noise_var=0, *, c_formula:
     hi = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=dps + 15,
                     strict_odd=strict_odd)
     keys = ("r", "c", "gamma", "mu1", "mu1_check_sq", "mu1_star", "mu2_star")
-    with mpmath.workdps(dps + 20):
+    with workdps(dps + 20):
         lo.errors = {k: float(abs(getattr(lo, k) - getattr(hi, k))) + 10.0 ** -(dps + 4) * max(1.0, abs(float(getattr(lo, k))))
                      for k in keys}
     lo.dps = dps
@@ -88,7 +89,7 @@ def srf_params_checked(student, teacher, alpha0, eta, noise_var=0, *, c_formula:
 def _student_constants(student: Activation, dps: int):
     mu1 = student.coeff(1, dps)  # E[z sigma] = E sigma'
     m2p = student.deriv_second_moment(dps)
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         return mu1, m2p - mu1**2
 
 
@@ -132,7 +133,7 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
     dv = check_range(noise_var, "noise_var", 0, None, lo_open=False)
     _check_odd(s, strict_odd, dps)
     mu1, mu1c2 = _student_constants(s, dps)
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         mu1s = t.coeff(1, dps)
         t_norm2 = t.second_moment(dps)
         mu2s = t_norm2 + to_mpf(dv, dps)

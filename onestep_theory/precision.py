@@ -20,7 +20,8 @@ import functools
 import flint
 import mpmath
 
-from .exact import GUARD_DIGITS
+#: Guard digits added to every evaluation of a result of ``dps`` digits (``hermite.md`` §5.1: at least 10).
+GUARD_DIGITS = 10
 
 __all__ = ["GUARD_DIGITS", "workdps", "precision", "with_dps", "arb_to_mpf", "mpf_to_arb", "MAX_DPS"]
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import pathlib
 import sys
 import time

@@ -30,6 +30,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from .precision import precision, workdps
 from .errors import ConvergenceError, HypothesisError, InvalidParameterError
 from .exact import GUARD_DIGITS, to_exact, to_mpf
 from .hermite import Activation
@@ -166,7 +167,7 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
     if not isinstance(dps, int) or not 1 <= dps <= 1000:
         raise InvalidParameterError("dps", dps, "an integer in [1, 1000]")
     ex = _check_inputs(phi_v, psi_v, lam_v)
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         P, S, L = (to_mpf(e, dps) for e in ex)
         C1 = c1_v if isinstance(c1_v, mpmath.mpf) else to_mpf(to_exact(c1_v, "c1"), dps)
         CG = cg_v if isinstance(cg_v, mpmath.mpf) else to_mpf(to_exact(cg_v, "c_gt1"), dps)
@@ -181,7 +182,7 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
         coeffs = list(reversed(q))
         while coeffs and coeffs[0] == 0:  # c_>1 = 0: degree drop (§6.3 item 2)
             coeffs.pop(0)
-        with mpmath.workdps(2 * (dps + GUARD_DIGITS)):
+        with workdps(2 * (dps + GUARD_DIGITS)):
             roots = mpmath.polyroots(coeffs, maxsteps=200, extraprec=4 * (dps + GUARD_DIGITS))
         tol = mpmath.mpf(10) ** (-(dps + GUARD_DIGITS - 5))
         cands = []

@@ -28,7 +28,7 @@ from .hermite import Activation
 from .precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, workdps
 from .quadrature import normal_rule
 from .results import Result, provenance
-from .srf import MAX_LEVEL, MAX_SRF_DPS, digits_of, kappa_features, vouched
+from .srf import MAX_SRF_DPS, digits_of, kappa_features, vouched
 
 __all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum", "spectrum"]
 

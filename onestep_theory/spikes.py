@@ -25,6 +25,7 @@ import warnings
 import mpmath
 import sympy as sp
 
+from .precision import precision
 from .errors import HypothesisError, InvalidParameterError
 from .exact import GUARD_DIGITS, check_positive, to_exact, to_mpf
 from .hermite import Activation, he_xi
@@ -357,7 +358,7 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
         if absent_spikes == "drop":
             dropped = zeros
         notes.append(f"hypothesis c_k != 0 fails for k = {zeros}; absent_spikes={absent_spikes}")
-    with mpmath.workdps(dps + GUARD_DIGITS):
+    with precision(dps):
         c1 = s.coeff(1, dps + GUARD_DIGITS)
         cg = s.c_gt1(dps + GUARD_DIGITS)
         res: Resolvent = resolvent_from_constants(P, S, L, c1, cg, dps + GUARD_DIGITS)

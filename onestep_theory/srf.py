@@ -33,7 +33,7 @@ import sympy as sp
 from .equivalence import cge_arb, default_backend, smooth, smooth_arb
 from .errors import ConvergenceError, InvalidParameterError
 from .evaluate import arb_callable
-from .exact import check_range, float_in, to_exact, to_mpf
+from .exact import float_in, to_exact, to_mpf
 from .expressions import breakpoints, is_even, is_odd
 from .hermite import Activation
 from .mapping import srf_params
@@ -74,7 +74,7 @@ def mp_integrals(c, beta, lam, hV1, hV2, sqrt=math.sqrt):
 @functools.lru_cache(maxsize=32)
 def _mp_nodes(c, beta, n):
     """Gauss–Legendre nodes on t in (0, pi) for the MP density (srf-theory.md §5, 'MP measure')."""
-    xg, wg = np.polynomial.legendre.leggauss(n)
+    xg, wg = gauss_legendre(n)
     t = (xg + 1) * math.pi / 2
     w = wg * math.pi / 2
     xm, xp = c * (1 - math.sqrt(beta)) ** 2, c * (1 + math.sqrt(beta)) ** 2
