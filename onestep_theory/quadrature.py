@@ -43,6 +43,8 @@ __all__ = ["gauss_legendre", "gauss_hermite", "normal_rule", "NormalRule", "GROW
 
 #: Factor by which the nodes per panel grow from one refinement level to the next.
 GROWTH = 1.25
+#: Fewest Gauss-Legendre nodes on a panel (even in the far tail, where the weight is tiny).
+MIN_PANEL_NODES = 4
 #: Upper bound on the nodes of one rule (bounded work for any input).
 MAX_NODES = 40000
 _LN10 = math.log(10.0)
@@ -221,19 +223,21 @@ def _normal_rule(hard, soft, digits, level, hmax, dps) -> NormalRule:
         edges.append(a)
         edges.extend(_march(a, b, soft, hmax))
     edges.append(pts[-1])
-    m_full = nodes_per_panel(digits, level)
+    m_full = nodes_per_panel(digits, 0)
+    grow = GROWTH ** level
     panels = []
     for a, b in zip(edges[:-1], edges[1:]):
         t0 = 0.0 if a <= 0 <= b else min(abs(a), abs(b))
-        # digits needed on this panel: the Gaussian weight lowers them, a polynomially growing
-        # integrand (up to degree 4 in the saddle point) raises them again
-        eff = max(1.0, digits - t0 * t0 / (2 * _LN10) + 2 * math.log10(1 + t0 * t0))
-        want = max(2, math.ceil(m_full * eff / digits))
-        # quantise to a few sizes (m_full * 0.8^j) so that few distinct Gauss-Legendre rules are built
+        # digits needed on this panel: the Gaussian weight lowers them; a polynomially growing
+        # integrand (up to degree 4 in the saddle point) and a margin of 2 raise them again
+        eff = min(digits, max(1.0, digits - t0 * t0 / (2 * _LN10) + 2 * math.log10(1 + t0 * t0) + 2))
+        want = max(MIN_PANEL_NODES, math.ceil(m_full * eff / digits))
+        # quantise the level-0 count to a few sizes (m_full * 0.8^j), so that few distinct rules are
+        # built; every panel then grows by GROWTH per level (no panel is left unrefined)
         m = m_full
-        while m > 2 and math.ceil(m * 0.8) >= want and math.ceil(m * 0.8) < m:
+        while math.ceil(m * 0.8) >= want and math.ceil(m * 0.8) < m:
             m = math.ceil(m * 0.8)
-        panels.append((a, b, m))
+        panels.append((a, b, math.ceil(m * grow)))
     total = sum(m for _, _, m in panels) * (2 if sym else 1)
     if total > MAX_NODES:
         raise InvalidParameterError("quadrature", total, f"at most {MAX_NODES} nodes",

@@ -752,9 +752,14 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     total_it += it
     J = _jacobian(x, S, o)
     Jinv = np.linalg.inv(np.eye(7) - J)
-    # rounding noise in F is amplified by the condition of the fixed point, ||(I - J)^-1||, and by the
-    # sums over the rule's nodes: the rounding floor of every reported quantity (numerics.md §5)
-    amplify = 100.0 * max(1.0, float(np.linalg.norm(Jinv, np.inf)))
+    # rounding noise in F is amplified by the condition of the fixed point, ||(I - J)^-1||, and grows
+    # with the number of nodes summed: like log2 N for numpy's pairwise sums, like sqrt N for the
+    # sequential sums over mpf (measured: numerics.md §5)
+    cond = max(1.0, float(np.linalg.norm(Jinv, np.inf)))
+
+    def floor(eps, Sl):
+        n = len(Sl.kappa)
+        return eps * 10.0 * cond * (math.sqrt(n) if Sl.mp else math.log2(n))
     newton = 0
     levels = []       # (level, setup, x, values, solver error of the values)
 
@@ -784,12 +789,12 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             xl, vals, serr = finish(Sl, xl, tol_step, steps)
             levels.append((lev, Sl, xl, vals, serr))
             if len(levels) >= 2:
-                err = _errors(levels[-2][3], vals, serr, rnd)
+                err = _errors(levels[-2][3], vals, serr, floor(rnd, Sl))
                 if err["test_error"] <= target * abs(float(vals["test_error"])):
                     break
 
     if dps is None:
-        refine(S.level, None, 1e-15, 8, _EPS64 * amplify)
+        refine(S.level, None, 1e-15, 8, _EPS64)
         method = "damped fixed point + Newton (float64), error from refined discretisation"
     else:
         with precision(dps):
@@ -801,10 +806,10 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
                                        for arr in o.empirical)
             o = o_mp
             wd = dps + GUARD_DIGITS
-            refine(0, wd, mpmath.mpf(10) ** -(wd - 3), 40, 10.0 ** -wd * amplify)
+            refine(0, wd, mpmath.mpf(10) ** -(wd - 3), 40, 10.0 ** -wd)
         method = "damped fixed point (float64), Newton polish in mpmath on Arb rules, error from refined discretisation"
     lev, S, x, vals, serr = levels[-1]
-    errors = _errors(levels[-2][3], vals, serr, (_EPS64 if dps is None else 10.0 ** -(dps + GUARD_DIGITS)) * amplify)
+    errors = _errors(levels[-2][3], vals, serr, floor(_EPS64 if dps is None else 10.0 ** -(dps + GUARD_DIGITS), S))
     digits = digits_of(vals["test_error"], errors["test_error"])
     if errors["test_error"] > target * abs(float(vals["test_error"])):
         want = f"{dps} digits" if dps is not None else f"a relative error of {target:g}"
