@@ -15,9 +15,14 @@ import warnings
 
 from . import __version__
 from .errors import ConvergenceError, InvalidParameterError, OnestepError
+from .precision import MAX_DPS
+
+#: Largest power of the xi table (its exact integers grow like p!; the JSON of p = 400 is 8 MB).
+MAX_XI = 400
 
 __all__ = ["main", "build_parser"]
 
+EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 EXIT_NUMERIC = 3
 
@@ -50,7 +55,7 @@ def exact_arg(text):
 
 
 def add_dps(p, default=15):
-    p.add_argument("--dps", type=_int_in("--dps", 1, 1000), default=default,
+    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_DPS), default=default,
                    help=f"decimal digits of the result (default {default})")
 
 
@@ -128,7 +133,7 @@ def _setup_hermite(p):
 
 @command("xi", "monomial-to-Hermite coefficients xi_{p,i} (x^p = sum_i xi_{p,i} He_i), exact integers")
 def _setup_xi(p):
-    p.add_argument("P", type=_int_in("P", 0, 2000), help="largest power p")
+    p.add_argument("P", type=_int_in("P", 0, MAX_XI), help="largest power p")
     p.add_argument("--row", action="store_true", help="print only row P")
     add_json(p)
     return _cmd_xi
@@ -139,9 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Asymptotic theory of two-layer networks after one gradient step "
                                  "[MLHD23, CPDKLZL24]: Hermite layer, spike theory, spiked random features.")
     parser.add_argument("--version", action="version", version=f"onestep-theory {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (help_text, setup) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         p.set_defaults(_handler=setup(p))
     return parser
 
@@ -165,9 +172,13 @@ def main(argv=None) -> int:
     if not getattr(args, "_handler", None):
         parser.print_help()
         return EXIT_USAGE
+    def one_line(message, category, filename, lineno, file=None, line=None):
+        print(f"onestep-theory {args.command}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
+            warnings.showwarning = one_line
             return args._handler(args)
     except InvalidParameterError as exc:
         msg = str(exc)
@@ -186,8 +197,18 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print(f"onestep-theory {args.command}: error: out of memory (reduce the sizes or the digits)", file=sys.stderr)
+        return EXIT_INTERNAL
     except BrokenPipeError:  # output piped into e.g. `head`
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # noqa: BLE001  (the CLI boundary: one line, never a traceback)
+        if args.debug:
+            raise
+        msg = " ".join(str(exc).split())[:300]
+        print(f"onestep-theory {args.command}: internal error: {type(exc).__name__}: {msg} "
+              f"(please report it; rerun with --debug for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL

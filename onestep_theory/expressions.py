@@ -78,14 +78,77 @@ _ALLOWED_NODES = (
 )
 
 
+#: Bounded work for any expression (checked on the syntax tree, before SymPy evaluates anything).
+MAX_EXPR_CHARS = 2000
+MAX_EXPR_NODES = 400
+MAX_EXPR_DEPTH = 40
+#: Largest |integer exponent| of an expression in x, and of a constant.
+MAX_EXPONENT_X = 100
+MAX_EXPONENT_CONST = 1000
+#: Largest integer literal (digits).
+MAX_LITERAL_DIGITS = 400
+_EXP_TYPE = {"exp", "sinh", "cosh"}
+
+
+def _depth(node, d=0) -> int:
+    kids = list(ast.iter_child_nodes(node))
+    return d if not kids else max(_depth(k, d + 1) for k in kids)
+
+
+def _const_value(node):
+    """Value of a constant exponent made of literals, + - * / and unary minus, or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _const_value(node.operand)
+        return None if v is None else (-v if isinstance(node.op, ast.USub) else v)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        a, b = _const_value(node.left), _const_value(node.right)
+        if a is None or b is None or (isinstance(node.op, ast.Div) and b == 0):
+            return None
+        if abs(a) > 1e6 or abs(b) > 1e6:
+            return None
+        return {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b, ast.Div: a / b}[type(node.op)]
+    return None
+
+
+def _has_x(node) -> bool:
+    return any(isinstance(n, ast.Name) and n.id not in _FUNCTIONS and n.id not in _CONSTANTS
+               for n in ast.walk(node))
+
+
 def _check_syntax(text: str, param: str, names: set[str]) -> None:
-    if len(text) > 2000:
-        raise ExpressionError(param, text[:40] + "...", "expression longer than 2000 characters")
+    if len(text) > MAX_EXPR_CHARS:
+        raise ExpressionError(param, text[:40] + "...", f"expression longer than {MAX_EXPR_CHARS} characters")
     try:
         tree = ast.parse(text.replace("^", "**"), mode="eval")
-    except SyntaxError as exc:
-        raise ExpressionError(param, text, f"cannot parse: {exc.msg}") from None
-    for node in ast.walk(tree):
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        raise ExpressionError(param, text, f"cannot parse: {getattr(exc, 'msg', exc)}") from None
+    nodes = list(ast.walk(tree))
+    if len(nodes) > MAX_EXPR_NODES:
+        raise ExpressionError(param, text, f"more than {MAX_EXPR_NODES} syntax nodes")
+    if _depth(tree) > MAX_EXPR_DEPTH:
+        raise ExpressionError(param, text, f"nested deeper than {MAX_EXPR_DEPTH} levels")
+    for node in nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and \
+                len(str(abs(node.value))) > MAX_LITERAL_DIGITS:
+            raise ExpressionError(param, text[:40], f"an integer literal longer than {MAX_LITERAL_DIGITS} digits")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.BitXor)):
+            if any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Pow, ast.BitXor)) for n in ast.walk(node.right)):
+                raise ExpressionError(param, text, "exponent towers (a**b**c) are not allowed")
+            ev = _const_value(node.right)
+            if ev is None:
+                raise ExpressionError(param, text, "an exponent must be a constant number (e.g. x**3, x**(1/2))")
+            cap = MAX_EXPONENT_X if _has_x(node.left) else MAX_EXPONENT_CONST
+            if abs(ev) > cap:
+                raise ExpressionError(param, text, f"exponent {ev:g} outside [-{cap}, {cap}]")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _EXP_TYPE:
+            inner = [n for arg in node.args for n in ast.walk(arg)
+                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _EXP_TYPE]
+            if inner and _has_x(node):
+                raise ExpressionError(param, text, "nested exponentials grow too fast to be square-integrable "
+                                                   "under N(0,1)")
+    for node in nodes:
         if not isinstance(node, _ALLOWED_NODES):
             raise ExpressionError(param, text, f"'{type(node).__name__}' is not allowed in an expression")
         if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)) or (

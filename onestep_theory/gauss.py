@@ -279,7 +279,7 @@ def tanh_sinh_vec(segments, wfun, nw: int, dps: int, *, maxdegree: int = 12, lab
     return totals
 
 
-def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 12) -> list:
+def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 12, growth: int = 4) -> list:
     r"""Numeric :math:`\mathbb E[f(Z)\,w_j(Z)]`, ``j < nw``, in one pass (one evaluation of ``f`` per node).
 
     First choice: the split Gauss–Legendre rule of :func:`onestep_theory.quadrature.normal_rule` in Arb
@@ -290,7 +290,7 @@ def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 
     §5.4).  Returns ``mpf`` values at ``dps + GUARD_DIGITS`` digits.
     """
     try:
-        return _panel_expect_vec(f, wfun, nw, dps)
+        return _panel_expect_vec(f, wfun, nw, dps, growth)
     except QuadratureError:
         pass
     with precision(dps):
@@ -298,7 +298,7 @@ def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 
         return [+t for t in tanh_sinh_vec(segs, wfun, nw, dps, maxdegree=maxdegree, label=str(f))]
 
 
-def _panel_expect_vec(f: sp.Expr, wfun, nw: int, dps: int) -> list:
+def _panel_expect_vec(f: sp.Expr, wfun, nw: int, dps: int, growth: int = 4) -> list:
     import bisect
 
     import flint
@@ -319,7 +319,7 @@ def _panel_expect_vec(f: sp.Expr, wfun, nw: int, dps: int) -> list:
         digits = dps + 4
         prev = None
         for level in range(4):
-            rule = normal_rule(hard, (), digits=digits, level=level, hmax=1.0, dps=wd)
+            rule = normal_rule(hard, (), digits=digits, level=level, hmax=1.0, dps=wd, degree=growth)
             tot = [flint.arb(0)] * nw
             for z, w in zip(rule.nodes, rule.weights):
                 fv = fns[bisect.bisect_right(cuts, float(z))](z)

@@ -262,7 +262,8 @@ def _numeric_bundle(f: sp.Expr, kmax: int, dps: int) -> tuple:
             he.append(t * he[j] - j * he[j - 1])
         return he[: kk + 1] + [fv]
 
-    vals = tuple(expect_numeric_vec(f, wfun, kk + 2, dps))
+    deg = sp.Poly(f, x).degree() if f.is_polynomial(x) else 2
+    vals = tuple(expect_numeric_vec(f, wfun, kk + 2, dps, growth=kk + 2 * deg))
     if len(_BUNDLES) > 4096:
         _BUNDLES.clear()
     _BUNDLES[key] = (kk, vals)

@@ -26,7 +26,7 @@ GUARD_DIGITS = 10
 __all__ = ["GUARD_DIGITS", "workdps", "precision", "with_dps", "arb_to_mpf", "mpf_to_arb", "MAX_DPS"]
 
 #: Largest number of decimal digits any command accepts (bounded work for every input).
-MAX_DPS = 120
+MAX_DPS = 300
 
 
 @contextlib.contextmanager

@@ -166,7 +166,7 @@ def _march(lo: float, hi: float, soft, hmax: float) -> list:
 
 
 def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level: int = 0, hmax: float = 1.0,
-                dps: int | None = None, cache: bool = True) -> NormalRule:
+                dps: int | None = None, cache: bool = True, degree: int = 4) -> NormalRule:
     r"""Composite Gauss–Legendre rule for :math:`\mathbb E\,g(Z)`, :math:`Z\sim\mathcal N(0,1)`.
 
     Parameters
@@ -185,6 +185,9 @@ def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level
         complex singularity).
     dps : int, optional
         Working digits of an Arb rule; float64 if None.
+    degree : int
+        Polynomial growth of the integrand (besides the Gaussian weight) that the tail panels must
+        resolve: 4 in the saddle point, ``k`` for a Hermite moment of order ``k``.
 
     >>> rule = normal_rule(digits=14)
     >>> z, w = rule.nodes, rule.weights
@@ -192,19 +195,21 @@ def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level
     (1.0, 3.0)
     """
     if cache:
-        return _normal_rule_cached(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps)
-    return _normal_rule(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps)
+        return _normal_rule_cached(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps, int(degree))
+    return _normal_rule(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps, int(degree))
 
 
 @functools.lru_cache(maxsize=512)
-def _normal_rule_cached(hard, soft, digits, level, hmax, dps):
-    return _normal_rule(hard, soft, digits, level, hmax, dps)
+def _normal_rule_cached(hard, soft, digits, level, hmax, dps, degree):
+    return _normal_rule(hard, soft, digits, level, hmax, dps, degree)
 
 
-def _normal_rule(hard, soft, digits, level, hmax, dps) -> NormalRule:
+def _normal_rule(hard, soft, digits, level, hmax, dps, degree=4) -> NormalRule:
     if not (hmax > 0 and math.isfinite(hmax)):
         raise InvalidParameterError("hmax", hmax, "a real number > 0")
     L = tail_cutoff(digits * (1 + 0.25 * level))   # the cut-off is refined with the level too
+    while degree > 4 and degree * math.log10(L) - L * L / (2 * _LN10) > -digits * (1 + 0.25 * level):
+        L += 1.0                                     # a fast-growing integrand needs a farther cut-off
     hard_f = sorted({_flt(h) for h in hard})
     if any(abs(a - b) < 1e-300 for a, b in zip(hard_f, hard_f[1:])):
         raise InvalidParameterError("hard", hard, "distinct points")
@@ -230,7 +235,7 @@ def _normal_rule(hard, soft, digits, level, hmax, dps) -> NormalRule:
         t0 = 0.0 if a <= 0 <= b else min(abs(a), abs(b))
         # digits needed on this panel: the Gaussian weight lowers them; a polynomially growing
         # integrand (up to degree 4 in the saddle point) and a margin of 2 raise them again
-        eff = min(digits, max(1.0, digits - t0 * t0 / (2 * _LN10) + 2 * math.log10(1 + t0 * t0) + 2))
+        eff = min(digits, max(1.0, digits - t0 * t0 / (2 * _LN10) + degree / 2 * math.log10(1 + t0 * t0) + 2))
         want = max(MIN_PANEL_NODES, math.ceil(m_full * eff / digits))
         # quantise the level-0 count to a few sizes (m_full * 0.8^j), so that few distinct rules are
         # built; every panel then grows by GROWTH per level (no panel is left unrefined)
