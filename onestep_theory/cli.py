@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 import warnings
 
@@ -20,7 +22,7 @@ from .precision import MAX_DPS
 #: Largest power of the xi table (its exact integers grow like p!; the JSON of p = 400 is 8 MB).
 MAX_XI = 400
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "output_path"]
 
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
@@ -28,7 +30,15 @@ EXIT_NUMERIC = 3
 
 
 class _Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are one line and exit status 2."""
+    """ArgumentParser whose errors are one line and exit status 2.
+
+    A negative number after a flag (``--lam -1e-300``, ``--eta -1/2``) is read as the flag's value, not
+    as another flag, so that the range check can name it.
+    """
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(/\d+)?$|^-inf$")
 
     def error(self, message):  # noqa: D401
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
@@ -57,6 +67,20 @@ def exact_arg(text):
 def add_dps(p, default=15):
     p.add_argument("--dps", type=_int_in("--dps", 1, MAX_DPS), default=default,
                    help=f"decimal digits of the result (default {default})")
+
+
+def output_path(text):
+    """Argument type of an output file: checked before any work starts (its folder exists and is
+    writable, and the path is not a folder)."""
+    path = os.path.abspath(text)
+    folder = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file name")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"the folder of {text!r} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not writable")
+    return text
 
 
 def add_json(p):

@@ -21,18 +21,34 @@ def _float(name):
     return conv
 
 
+#: Longest list or grid accepted on the command line (bounded work).
+MAX_GRID = 10000
+
+
 def float_list(text):
-    """Parse ``"0.1"``, ``"0.1,0.5,1"`` or ``"start:stop:num"`` (inclusive, linear) into floats."""
+    """Parse ``"0.1"``, ``"0.1,0.5,1"`` or ``"start:stop:num"`` (inclusive, linear) into finite floats."""
+    import math
+
     import numpy as np
 
+    bad = f"expected a number, a list 'a,b,c' or a range 'start:stop:num' (num in [1, {MAX_GRID}]), got {text!r}"
     try:
         if ":" in text:
             a, b, k = text.split(":")
-            return [float(v) for v in np.linspace(float(a), float(b), int(k))]
-        return [float(v) for v in text.split(",") if v.strip()]
+            n = int(k)
+            if not 1 <= n <= MAX_GRID:
+                raise ValueError
+            vals = [float(v) for v in np.linspace(float(a), float(b), n)]
+        else:
+            items = [v for v in text.split(",") if v.strip()]
+            if len(items) > MAX_GRID:
+                raise ValueError
+            vals = [float(v) for v in items]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, a list 'a,b,c' or a range 'start:stop:num', got {text!r}"
-                                         ) from None
+        raise argparse.ArgumentTypeError(bad) from None
+    if not vals or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(bad)
+    return vals
 
 
 class Progress:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .cli import _int_in, add_json, command, emit, exact_arg
+from .cli import _int_in, add_json, command, emit, exact_arg, output_path
 from .cli_simulate import float_list
 from .exact import nstr
 from .results import serialize
@@ -119,18 +119,28 @@ def _run_curve(args):
     from .bounds import best_linear
     from .srf import srf_sweep
 
+    from .errors import InvalidParameterError
+
     kw = _kw(args)
-    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps, **kw, **_solver_kw(args))
+    if args.alphas is not None and (args.sweep is not None or args.values is not None):
+        raise InvalidParameterError("sweep", args.sweep, "either --alphas LIST, or --sweep PARAM --values LIST, not both")
+    if (args.sweep is None) != (args.values is None):
+        raise InvalidParameterError("sweep", args.sweep, "--sweep PARAM together with --values LIST")
     values = args.alphas if args.alphas is not None else args.values
     if values is None:
-        from .errors import InvalidParameterError
-
         raise InvalidParameterError("values", None, "--alphas, or --sweep PARAM --values LIST")
+    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps, **kw, **_solver_kw(args))
+    if args.spectrum_mode == "empirical":
+        if args.sweep in ("eta", "alpha0", "beta", "noise_var"):
+            raise InvalidParameterError("sweep", args.sweep, "alpha or lam with --spectrum-mode empirical "
+                                        "(the sampled bulk is fixed by beta, c, gamma)")
+        rr, cc, gg, _ = _resolve(args)
+        for k in ("alpha0", "eta"):
+            fixed.pop(k, None)
+        fixed.update(r=rr, c=cc, gamma=gg, empirical=_empirical(args, (rr, cc, gg), args.beta))
     param = "alpha" if args.alphas is not None else args.sweep
     fixed.pop(param, None)
     if param in ("eta", "alpha0") and "r" in fixed:
-        from .errors import InvalidParameterError
-
         raise InvalidParameterError("sweep", param, "alpha, beta or lam when r, c, gamma are given")
     if param in ("eta", "alpha0"):
         fixed.update(alpha0=args.alpha0, eta=args.eta)
@@ -284,7 +294,7 @@ def _setup_curve(p):
     p.add_argument("--alpha", type=float, help="n/d when sweeping another parameter")
     p.add_argument("--beta", type=float, default=1.0)
     p.add_argument("--lam", type=float, default=0.1)
-    p.add_argument("--csv", help="also write the table to this CSV file")
+    p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
     p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted at every point")
     _solver_args(p)
     add_json(p)

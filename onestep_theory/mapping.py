@@ -34,6 +34,11 @@ from .results import Result, provenance
 __all__ = ["SRFParams", "srf_params", "srf_params_checked", "NonOddWarning"]
 
 
+#: Largest learning rate and step-batch ratio accepted (beyond them r, c overflow any useful scale).
+MAX_ETA = 10**6
+MAX_ALPHA0 = 10**12
+
+
 class NonOddWarning(UserWarning):
     """Result 3.1 was derived and validated for odd activations only (srf-theory.md §2, Validity)."""
 
@@ -127,9 +132,9 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
     a0 = to_exact(alpha0, "alpha0", allow_infinite=True)
-    if not (a0 >= 0):
-        raise InvalidParameterError("alpha0", alpha0, "a real number >= 0, or inf")
-    et = check_range(eta, "eta", 0, None, lo_open=False)
+    if not (a0 >= 0) or (a0 != sp.oo and a0 > MAX_ALPHA0):
+        raise InvalidParameterError("alpha0", alpha0, f"a real number in [0, {MAX_ALPHA0:g}], or inf")
+    et = check_range(eta, "eta", 0, MAX_ETA, lo_open=False, hi_open=False)
     dv = check_range(noise_var, "noise_var", 0, None, lo_open=False)
     _check_odd(s, strict_odd, dps)
     mu1, mu1c2 = _student_constants(s, dps)

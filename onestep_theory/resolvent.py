@@ -154,6 +154,24 @@ def _check_inputs(phi_v, psi_v, lam_v):
     return out
 
 
+def _newton_pair(fns, x, y, args, tol, steps=60):
+    """Newton on (G1, G2) from (x, y); returns (m1, m2, iterations) if it converges to a positive root."""
+    for it in range(1, steps):
+        g1, g2 = fns["G"](x, y, *args)
+        j11, j12, j21, j22 = fns["J"](x, y, *args)
+        det = j11 * j22 - j12 * j21
+        if det == 0:
+            return None
+        dx = (g1 * j22 - g2 * j12) / det
+        dy = (j11 * g2 - j21 * g1) / det
+        x, y = x - dx, y - dy
+        if not (x > 0 and y > 0):
+            return None
+        if abs(dx) <= tol * abs(x) and abs(dy) <= tol * abs(y):
+            return x, y, it
+    return None
+
+
 def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> Resolvent:
     r"""Solve §6 for given :math:`(\phi,\psi,\lambda,c_1,c_{>1})` at ``dps`` digits.
 
@@ -182,37 +200,44 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
         coeffs = list(reversed(q))
         while coeffs and coeffs[0] == 0:  # c_>1 = 0: degree drop (§6.3 item 2)
             coeffs.pop(0)
-        with workdps(2 * (dps + GUARD_DIGITS)):
-            roots = mpmath.polyroots(coeffs, maxsteps=200, extraprec=4 * (dps + GUARD_DIGITS))
+        roots = None
+        for steps, extra in ((200, 4), (2000, 12)):
+            try:
+                with workdps(2 * (dps + GUARD_DIGITS)):
+                    roots = mpmath.polyroots(coeffs, maxsteps=steps, extraprec=extra * (dps + GUARD_DIGITS))
+                break
+            except mpmath.libmp.NoConvergence:
+                continue
+        if roots is None:
+            raise ConvergenceError("the quartic of the m1, m2 system: polynomial root finder did not converge "
+                                   f"(phi={mpmath.nstr(P, 5)}, psi={mpmath.nstr(S, 5)}, lambda={mpmath.nstr(L, 5)})",
+                                   2000)
         tol = mpmath.mpf(10) ** (-(dps + GUARD_DIGITS - 5))
         cands = []
         all_pairs = []
         for rt in roots:
-            if abs(mpmath.im(rt)) > tol * (1 + abs(rt)):
+            # an ill-conditioned quartic (extreme phi, psi, lambda) returns real roots with a small spurious
+            # imaginary part: keep them as candidates, Newton on (G1, G2) in real arithmetic decides
+            if abs(mpmath.im(rt)) > mpmath.mpf(10) ** -6 * abs(rt):
                 all_pairs.append((rt, None))
                 continue
             x = mpmath.re(rt)
             y = fns["m2"](x, *args)
             all_pairs.append((x, y))
             if x > 0 and y > 0:
-                cands.append((x, y))
+                pol = _newton_pair(fns, x, y, args, tol)
+                if pol is not None and not any(abs(pol[0] - c[0]) <= 1e-8 * abs(c[0]) for c in cands):
+                    cands.append(pol)
         if len(cands) != 1:
             raise ConvergenceError(f"expected exactly one positive root of the m1, m2 system, found {len(cands)}; "
                                    f"roots: {[(mpmath.nstr(a, 8), mpmath.nstr(b, 8) if b is not None else None) for a, b in all_pairs]}")
-        x, y = cands[0]
-        it = 0
-        for it in range(1, 30):  # Newton polish on (G1, G2)
-            g1, g2 = fns["G"](x, y, *args)
-            j11, j12, j21, j22 = fns["J"](x, y, *args)
-            det = j11 * j22 - j12 * j21
-            dx = (g1 * j22 - g2 * j12) / det
-            dy = (j11 * g2 - j21 * g1) / det
-            x, y = x - dx, y - dy
-            if abs(dx) <= tol * abs(x) and abs(dy) <= tol * abs(y):
-                break
+        x, y, it = cands[0]
         g1, g2 = fns["G"](x, y, *args)
         res = max(abs(g1), abs(g2))
-        if res > mpmath.mpf(10) ** (-(dps + 2)) * (1 + abs(x) + abs(y)) ** 3:
+        # residual relative to the natural scale of G (J times the root): phi, psi can be 1e6 or 1e-6
+        j11, j12, j21, j22 = fns["J"](x, y, *args)
+        scale = abs(j11 * x) + abs(j12 * y) + abs(j21 * x) + abs(j22 * y)
+        if res > mpmath.mpf(10) ** (-(dps + 2)) * scale:
             raise ConvergenceError("Newton polish of the m1, m2 system did not converge", it, float(res))
         ratio = L * S * x / P
         if not (0 < ratio < 1) or fns["D"](x, *args) <= 0:

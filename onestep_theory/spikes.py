@@ -368,6 +368,9 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
             cstar[0] = mpmath.mpf(0)
         cs2 = t.c_star(dps + GUARD_DIGITS) ** 2 if not allow_uncentered else t.second_moment(dps + GUARD_DIGITS)
         b2 = cstar[1] ** 2 + Pm * (cs2 + nvm)
+        if b2 == 0:
+            raise HypothesisError("teacher", t.name, "a teacher with E sigma*^2 > 0, or label noise",
+                                  "the labels are identically 0: there is no signal and no noise to fit")
         b = mpmath.sqrt(b2)
         rho = cstar[1] / b
         tau1, tau2 = res.tau1, res.tau2

@@ -8,13 +8,16 @@ Why:  an independent check of ``onestep_theory.srf.srf_solve``.  The package use
       Gauss-Legendre panels, rules computed in Arb, the closed Stieltjes form of the MP integrals and a
       chord-Newton; this script shares none of that (it does not import onestep_theory) and
       implements the equations again from the text of srf-theory.md.
-How:  * inner Gaussian expectations mu0, mu1, mu_*^2 of (15) and h, h1, h2 of Sec. 4.2: mpmath.quad
-        (tanh-sinh) on [-L, z0, L] with a breakpoint z0 at the centre of the transition of
-        sigma(a + s z) (tanh), mu_*^2 as the non-negative integral E[(sigma - mu0 - sqrt(c) mu1 z)^2];
-        closed forms via erf / exp where exact (relu_centered, sign, sin), each cross-checked against
-        mpmath.quad with a breakpoint at the kink (JSON "checks").  L = sqrt(2 (dps+10) ln 10), so the
-        truncated Gaussian mass is < 10^-(dps+10).  Inner values are memoised by kappa node, so all map
-        evaluations reuse them; for odd sigma / sigma_star the values at -kappa follow by parity.
+How:  * inner Gaussian expectations of (15) and Sec. 4.2: for tanh, mpmath.quad (tanh-sinh) of
+        phi(z) tanh(a + s z) (1 + i z) on [-L, -a/s, L] (breakpoint at the centre of the transition)
+        gives E tanh and E[z tanh]; mu1 = E[z sigma]/sqrt(c) and, by tanh' = 1 - tanh^2 and Stein,
+        E tanh^2(a + s z) = 1 - mu1, so mu_*^2 = 1 - mu1 - mu0^2 - c mu1^2 (likewise h2 = 1 - h1/rho for
+        the tanh teacher).  Closed forms via erf / exp where exact (relu_centered, sign, sin).  Each is
+        cross-checked at 50 digits against plain mpmath.quad with a breakpoint at the kink /
+        transition (E sigma', E[(sigma - mu0 - sqrt(c) mu1 z)^2], E sigma_*^2 directly; JSON
+        "closed_form_checks").  L = ceil(sqrt(2 (dps+10) ln 10)): truncated Gaussian mass < 10^-(dps+10).
+        Inner values are memoised by kappa node, so all map evaluations reuse them; for odd sigma /
+        sigma_star the values at -kappa follow by parity.
       * kappa-expectations: E_k f = int_0^L (f(k) + f(-k)) phi(k) dk by mpmath.quad (tanh-sinh) with
         breakpoints (P5, which turns on at scale sqrt(c)/r ~ 0.13, gets 0.1, 0.3 as well); the kink of
         relu_centered at kappa = 0 (P3, gamma = 1) is an end point.
@@ -23,11 +26,15 @@ How:  * inner Gaussian expectations mu0, mu1, mu_*^2 of (15) and h, h1, h2 of Se
         tanh-sinh gives only ~27 of 50 digits on it).  Checked against the closed Stieltjes form of
         Sec. 4.5 and the MP identities c V2 = V1/D, c J2 = (J1 - beta V1^2)/D^2, c K0 = J2/D^2.
       * root: a 53-bit damped fixed-point iteration x <- x/2 + F(x)/2 from V1 = V2 = 1, q1 = q2 = 0.1,
-        m = theta = psi = 0 (to 1e-11), then mpmath.findroot (mdnewton) on F(x) - x = 0 at 50 digits.
+        m = theta = psi = 0 (to 1e-11), then mpmath.findroot (mdnewton, forward-difference Jacobian) on
+        F(x) - x = 0 at 50 digits.  findroot adds 20 bits internally and tanh-sinh nodes depend on the
+        precision, so the final evaluation (hats, test error (25), checks) is done at the same +20 bits.
       * error estimate: everything is recomputed at 60 digits (tighter quadrature tolerance, larger L)
         with a *different* set of kappa breakpoints (so no kappa node is shared); "error" is
         |value(50 digits) - value(60 digits)|.  Reported values are the 50-digit ones.
-How long: 1045 s wall on 2 cores (2,010 s of CPU in total); see "seconds" per point in the JSON.
+How long: measured 1028 s (17 min) wall with two worker processes on the 2-core machine (shared with
+      other jobs at the time), 1241 s of CPU in total: P5 338 s, P4 202 s, P2 199 s, P3 172 s, P0 167 s,
+      P1 151 s, P6 13 s (CPU); see "seconds" per point in the JSON.
       Run:  python tests/data/precompute/srf_reference.py   (from the repository root).
 """
 
@@ -352,31 +359,30 @@ def solve_at(spec, kb, dps, x0):
 
 def finish(model, x):
     """Hats, test error and the checks at the solution x."""
-    if True:
-        model.quad_err = mp.mpf(0)
-        hats, m_new = model.channel(x)
-        rest, mpi = model.prior(hats)
-        resid = max(abs(a - b) for a, b in zip([m_new] + rest, x))
-        eg = model.test_error(x)
-        b, c = model.beta, model.c
-        closed = model.mp_closed(hats["Vh1"], hats["Vh2"])
-        mass, mean = model.mp_moments()
-        D = mpi["D"]
-        checks = {
-            "residual_max": resid,
-            "psi_minus_sqrtbeta_psihat_V1": x[2] - mp.sqrt(b) * hats["psh"] * x[5],
-            "theta_SM_minus_Omega_basis": x[1] - mp.sqrt(b) * hats["thh"] * c * mpi["V2"],
-            "mp_identity_cV2_minus_V1_over_D": c * mpi["V2"] - mpi["I"] / D,
-            "mp_identity_cJ2": c * mpi["J2"] - (mpi["J1"] - b * mpi["I"] ** 2) / D ** 2,
-            "mp_identity_cK0": c * mpi["K0"] - mpi["J2"] / D ** 2,
-            "mp_quadrature_minus_closed_form_max": max(
-                abs(a - b2) for a, b2 in zip([mpi[k] for k in ("I", "V2", "J1", "J2", "K0")], closed)),
-            "mp_mass_minus_1": mass - 1, "mp_mean_minus_c": mean - c,
-            "q1_minus_psi2": x[3] - x[2] ** 2,
-            "max_quad_error_estimate": model.quad_err,
-            "kappa_nodes": len(model.wcache),
-        }
-        return dict(x=x, eg=eg, hats=hats, D=D, checks=checks)
+    model.quad_err = mp.mpf(0)
+    hats, m_new = model.channel(x)
+    rest, mpi = model.prior(hats)
+    resid = max(abs(a - b) for a, b in zip([m_new] + rest, x))
+    eg = model.test_error(x)
+    b, c = model.beta, model.c
+    closed = model.mp_closed(hats["Vh1"], hats["Vh2"])
+    mass, mean = model.mp_moments()
+    D = mpi["D"]
+    checks = {
+        "residual_max": resid,
+        "psi_minus_sqrtbeta_psihat_V1": x[2] - mp.sqrt(b) * hats["psh"] * x[5],
+        "theta_SM_minus_Omega_basis": x[1] - mp.sqrt(b) * hats["thh"] * c * mpi["V2"],
+        "mp_identity_cV2_minus_V1_over_D": c * mpi["V2"] - mpi["I"] / D,
+        "mp_identity_cJ2": c * mpi["J2"] - (mpi["J1"] - b * mpi["I"] ** 2) / D ** 2,
+        "mp_identity_cK0": c * mpi["K0"] - mpi["J2"] / D ** 2,
+        "mp_quadrature_minus_closed_form_max": max(
+            abs(a - b2) for a, b2 in zip([mpi[k] for k in ("I", "V2", "J1", "J2", "K0")], closed)),
+        "mp_mass_minus_1": mass - 1, "mp_mean_minus_c": mean - c,
+        "q1_minus_psi2": x[3] - x[2] ** 2,
+        "max_quad_error_estimate": model.quad_err,
+        "kappa_nodes": len(model.wcache),
+    }
+    return dict(x=x, eg=eg, hats=hats, D=D, checks=checks)
 
 
 def fmt(v, n=REPORT_DIGITS):
