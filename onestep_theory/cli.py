@@ -22,7 +22,7 @@ from .precision import MAX_DPS
 #: Largest power of the xi table (its exact integers grow like p!; the JSON of p = 400 is 8 MB).
 MAX_XI = 400
 
-__all__ = ["main", "build_parser", "output_path"]
+__all__ = ["main", "build_parser", "output_path", "output_dir"]
 
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
@@ -80,6 +80,22 @@ def output_path(text):
         raise argparse.ArgumentTypeError(f"the folder of {text!r} does not exist")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise argparse.ArgumentTypeError(f"{text!r} is not writable")
+    return text
+
+
+def output_dir(text):
+    """Argument type of an output folder: created now (before any work) if missing, and probed for writing."""
+    path = os.path.abspath(text)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, ".onestep-write-test")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} cannot be written ({exc.strerror})") from None
     return text
 
 

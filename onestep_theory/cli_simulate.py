@@ -72,6 +72,7 @@ class Progress:
 def _common(p, seed=True):
     p.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
     p.add_argument("--reps", type=_int_in("--reps", 1, 100000), default=1, help="repetitions (default 1)")
+    p.add_argument("--force", action="store_true", help="run even if the estimated memory exceeds what is available")
     p.add_argument("--quiet", action="store_true", help="no progress indicator on stderr")
     add_json(p)
 
@@ -113,7 +114,7 @@ def _run_resolvent(args):
     from .simulate import sim_resolvent
 
     res = sim_resolvent(args.student, args.n, args.d, args.N, phi=args.phi, psi=args.psi, lam=args.lam,
-                        bulk=args.bulk, init=args.init, seed=args.seed, reps=args.reps,
+                        bulk=args.bulk, init=args.init, seed=args.seed, reps=args.reps, force=args.force,
                         progress=Progress("simulate resolvent", args.quiet))
     return _emit(args, res)
 
@@ -126,12 +127,12 @@ def _run_spikes(args):
         res = S.sim_spikes(args.student, args.teacher, args.n, args.d, args.N, phi=args.phi, psi=args.psi,
                            lam=args.lam, alpha=args.alpha, eta_scale=args.eta_scale, eta=args.eta,
                            noise_var=args.noise_var, gradient=args.gradient, n_test=args.n_test,
-                           singular=args.singular, ell=args.ell or 2, seed=args.seed, reps=args.reps, progress=prog)
+                           singular=args.singular, ell=args.ell or 2, seed=args.seed, reps=args.reps, force=args.force, progress=prog)
     else:
         res = S.sim_spike_model(args.student, args.teacher, args.n, args.d, args.N, phi=args.phi, psi=args.psi,
                                 lam=args.lam, ell=args.ell if args.ell is not None else 2, mode=args.model,
                                 bulk=args.bulk, alpha=args.alpha, eta_scale=args.eta_scale, eta=args.eta,
-                                noise_var=args.noise_var, seed=args.seed, reps=args.reps, progress=prog)
+                                noise_var=args.noise_var, seed=args.seed, reps=args.reps, force=args.force, progress=prog)
     return _emit(args, res)
 
 
@@ -154,7 +155,7 @@ def _run_giant(args):
     lam = args.lam if len(args.lam) > 1 else args.lam[0]
     res = sim_giant_step(args.student, args.teacher, args.d, alpha0=args.alpha0, eta=args.eta, alpha=args.alpha,
                          beta=args.beta, lam=lam, noise_var=args.noise_var, n_test=args.n_test, seed=args.seed,
-                         reps=args.reps, progress=Progress("simulate giant-step", args.quiet))
+                         reps=args.reps, force=args.force, progress=Progress("simulate giant-step", args.quiet))
     # theory column for comparison only: a non-odd student gets the (unvalidated) mapping with a warning
     th = srf_params(args.student, args.teacher, repr(res.params["alpha0"]), repr(args.eta), repr(args.noise_var),
                     strict_odd=False)
@@ -186,7 +187,7 @@ def _run_srf(args):
     _ratios(args)
     r, c, g = _srf_rcg(args)
     res = sim_srf(args.student, args.teacher, args.d, r=r, c=c, gamma=g, alpha=args.alpha, beta=args.beta,
-                  lam=args.lam[0], noise_var=args.noise_var, n_test=args.n_test, seed=args.seed, reps=args.reps,
+                  lam=args.lam[0], noise_var=args.noise_var, n_test=args.n_test, seed=args.seed, reps=args.reps, force=args.force,
                   progress=Progress("simulate srf", args.quiet))
     return _emit(args, res)
 
@@ -197,7 +198,7 @@ def _run_spectrum(args):
     _ratios(args)
     r, c, g = _srf_rcg(args)
     res = sim_spectrum(args.student, args.d, r=r, c=c, gamma=g, alpha=args.alpha, beta=args.beta, lam=args.lam,
-                       seed=args.seed, reps=args.reps, progress=Progress("simulate spectrum", args.quiet))
+                       seed=args.seed, reps=args.reps, force=args.force, progress=Progress("simulate spectrum", args.quiet))
     return _emit(args, res)
 
 

@@ -383,6 +383,11 @@ class Activation:
         """Exact :math:`c_k` as SymPy expression, or ``None`` if no closed form was found."""
         if k == 0 and self.center:
             return sp.Integer(0)
+        if self.center and k % 2 == 0:
+            # sigma - c_0 may be odd although sigma is not (the centred sigmoid): exact zeros
+            c0 = Activation(self.expr, False).coeff_exact(0)
+            if c0 is not None and is_odd(sp.simplify(self.expr - c0)):
+                return sp.Integer(0)
         v, _ = _moment_exact(self.expr, k)
         return None if v is None else _tidy(v / math.factorial(k))
 

@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from .cli import _int_in, command
+from .cli import _int_in, command, output_dir
 from .results import serialize
 
 __all__ = ["SIZES", "run"]
@@ -456,7 +456,7 @@ def _setup(p):
     g.add_argument("--quick", action="store_true", help="default: under 3 minutes on 2 cores")
     g.add_argument("--full", action="store_true", help="publication sizes (reports its run time)")
     g.add_argument("--smoke", action="store_true", help="tiny sizes for the test suite")
-    p.add_argument("--out", default="out", help="output directory (default out/)")
+    p.add_argument("--out", default="out", type=output_dir, help="output directory (default out/)")
     p.add_argument("--seed", type=_int_in("--seed", 0, 2**63 - 1), default=0)
     p.add_argument("--quiet", action="store_true")
     return _run_cli

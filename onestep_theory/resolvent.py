@@ -273,15 +273,23 @@ def resolvent(student, phi_v, psi_v, lam_v, dps: int = 15) -> Resolvent:
     return resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps)
 
 
-def resolvent_sweep(phi_v, psi_v, lam_v, c1_v, cg_v, *, newton_steps: int = 3, return_derivatives: bool = True):
+#: Points of one sweep that may be re-solved in mpmath when their float64 root fails the checks.
+MAX_MP_FALLBACK = 200
+
+
+def resolvent_sweep(phi_v, psi_v, lam_v, c1_v, cg_v, *, newton_steps: int = 3, return_derivatives: bool = True,
+                    return_status: bool = False):
     r"""Vectorised float64 solution over arrays (broadcast) of :math:`(\phi,\psi,\lambda,c_1,c_{>1})`.
 
     The quartic of §6.3 is solved for every point at once by the eigenvalues of a stack of
     companion matrices; the positive root is selected, then polished by ``newton_steps``
-    vectorised Newton steps on :math:`(G_1,G_2)`.  Points with no or several positive roots
-    come back as ``nan`` (use :func:`resolvent_from_constants` for a diagnosis).
+    vectorised Newton steps on :math:`(G_1,G_2)`.  Every root is then checked (m1, m2 > 0, the
+    physical branch :math:`0<\lambda\psi m_1/\phi<1` and :math:`D>0`, a residual small on the scale of
+    the equations); a point that fails is re-solved by :func:`resolvent_from_constants` (mpmath, at
+    most :data:`MAX_MP_FALLBACK` per call), and comes back as ``nan`` only if that fails too.
 
-    Returns ``(m1, m2, dm1_dlam, dm2_dlam, residual)`` as arrays.
+    Returns ``(m1, m2, dm1_dlam, dm2_dlam, residual)`` as arrays (plus a status array of ``"ok"``,
+    ``"mpmath"`` or ``"failed"`` with ``return_status=True``).
     """
     P, S, L, C1, CG = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (phi_v, psi_v, lam_v, c1_v, cg_v)))
     if np.any(P <= 0) or np.any(S <= 0) or np.any(L <= 0):
@@ -323,12 +331,35 @@ def resolvent_sweep(phi_v, psi_v, lam_v, c1_v, cg_v, *, newton_steps: int = 3, r
         m2v = m2v - (j11 * g2 - j21 * g1) / det
     g1, g2 = fns["G"](m1v, m2v, *args)
     resid = np.maximum(np.abs(g1), np.abs(g2))
+    status = np.full(npts, "ok", dtype=object)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        j11, j12, j21, j22 = fns["J"](m1v, m2v, *args)
+        scale = np.abs(j11 * m1v) + np.abs(j12 * m2v) + np.abs(j21 * m1v) + np.abs(j22 * m2v)
+        ratio = args[2] * args[1] * m1v / args[0]
+        good = ((m1v > 0) & (m2v > 0) & (ratio > 0) & (ratio < 1) & (fns["D"](m1v, *args) > 0)
+                & (resid <= 1e-9 * scale) & np.isfinite(m1v) & np.isfinite(m2v))
+    bad = np.flatnonzero(~good)
+    for i in bad[:MAX_MP_FALLBACK]:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = resolvent_from_constants(*(repr(float(a[i])) for a in args[:3]), mpmath.mpf(float(args[3][i])),
+                                             mpmath.mpf(float(args[4][i])), 15)
+            m1v[i], m2v[i], resid[i] = float(r.m1), float(r.m2), float(r.residual)
+            status[i] = "mpmath"
+        except (ConvergenceError, InvalidParameterError, ZeroDivisionError, ValueError):
+            m1v[i] = m2v[i] = resid[i] = np.nan
+            status[i] = "failed"
+    for i in bad[MAX_MP_FALLBACK:]:
+        m1v[i] = m2v[i] = resid[i] = np.nan
+        status[i] = "failed"
     shape = P.shape
+    extra = (status.reshape(shape),) if return_status else ()
     if not return_derivatives:
-        return m1v.reshape(shape), m2v.reshape(shape), resid.reshape(shape)
+        return (m1v.reshape(shape), m2v.reshape(shape), resid.reshape(shape)) + extra
     j11, j12, j21, j22 = fns["J"](m1v, m2v, *args)
     b1, b2 = fns["dG"](m1v, m2v, *args)
     det = j11 * j22 - j12 * j21
     dm1 = -(b1 * j22 - b2 * j12) / det
     dm2 = -(j11 * b2 - j21 * b1) / det
-    return tuple(a.reshape(shape) for a in (m1v, m2v, dm1, dm2, resid))
+    return tuple(a.reshape(shape) for a in (m1v, m2v, dm1, dm2, resid)) + extra

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import os
 import time
 
 import numpy as np
@@ -143,7 +144,35 @@ def _lams(lam) -> np.ndarray:
     return arr
 
 
-def sizes_spike(n=None, d=None, N=None, phi=None, psi=None) -> tuple:
+#: Share of the available memory a simulation may plan to use without ``force``.
+MEMORY_SHARE = 0.8
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (MemAvailable of /proc/meminfo; physical memory otherwise)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**34
+
+
+def check_memory(nbytes: float, force: bool, what: str) -> None:
+    """Refuse a simulation whose estimated peak memory exceeds the available memory (unless ``force``)."""
+    avail = available_memory()
+    if nbytes > MEMORY_SHARE * avail and not force:
+        raise InvalidParameterError("d", what, f"sizes whose arrays fit in memory: estimated peak {nbytes / 2**30:.3g} "
+                                    f"GiB, available {avail / 2**30:.3g} GiB (reduce d or the ratios, or force=True, "
+                                    "CLI --force)")
+
+
+def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False) -> tuple:
     """Resolve (n, d, N) of the spike theory from sizes and/or ratios φ = d/n, ψ = d/N."""
     if d is None:
         if n is None or phi is None:
@@ -164,10 +193,12 @@ def sizes_spike(n=None, d=None, N=None, phi=None, psi=None) -> tuple:
         raise InvalidParameterError("phi", phi, f"consistent with d/n = {d}/{n}", "mismatched sizes")
     if psi is not None and abs(d / N - float(psi)) > 0.01 * float(psi):
         raise InvalidParameterError("psi", psi, f"consistent with d/N = {d}/{N}", "mismatched sizes")
+    # two datasets X (n x d), weights (N x d), features (n x N) twice, Gram/eigen (min(n, N)^2) twice
+    check_memory(8.0 * (2 * n * d + N * d + 2 * n * N + 2 * min(n, N) ** 2), force, f"n={n}, d={d}, N={N}")
     return n, d, N
 
 
-def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None) -> tuple:
+def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, force=False) -> tuple:
     """Resolve (d, n, p, n0) of the sRF theory from d and α = n/d, β = p/d, α0 = n0/d."""
     d = _pos(d, "d", True)
     if n is None:
@@ -180,6 +211,11 @@ def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None) ->
         if v is None:
             raise InvalidParameterError(name, v, "an integer >= 1 (or give the ratio)")
         _pos(v, name, True)
+    # X (n x d), W (p x d), features (n x p) twice, Gram (min(n, p)^2) twice, the step batch (n0 x d, n0 x p),
+    # a test batch of 4000 rows
+    m = (n0 or 0)
+    check_memory(8.0 * (n * d + 2 * p * d + 2 * n * p + 2 * min(n, p) ** 2 + m * (d + p) + 4000 * (d + p)), force,
+                 f"d={d}, n={n}, p={p}" + (f", n0={n0}" if n0 else ""))
     return d, int(n), int(p), (int(n0) if n0 is not None else None)
 
 
@@ -295,8 +331,10 @@ class _Features:
 
 
 def _progress(progress, i, total):
-    if progress is not None:
+    if callable(progress):
         progress(i, total)
+    elif progress not in (None, False):
+        raise InvalidParameterError("progress", progress, "a callable(i, total), None or False")
 
 
 def _teacher(teacher_spec):
@@ -306,7 +344,7 @@ def _teacher(teacher_spec):
 
 # --------------------------------------------------------------------------- protocol C
 def sim_resolvent(student, n=None, d=None, N=None, *, phi=None, psi=None, lam=0.5, bulk="nonlinear",
-                  init="sphere", seed=0, reps=1, progress=None) -> SimulationResult:
+                  init="sphere", seed=0, reps=1, progress=None, force=False) -> SimulationResult:
     r"""Empirical resolvent traces (spike-theory.md §9.4, Protocol C).
 
     .. math::
@@ -320,7 +358,7 @@ def sim_resolvent(student, n=None, d=None, N=None, *, phi=None, psi=None, lam=0.
     (``bulk="gaussian"``).  One eigendecomposition of the smaller Gram matrix per
     repetition serves every λ.
     """
-    n, d, N = sizes_spike(n, d, N, phi, psi)
+    n, d, N = sizes_spike(n, d, N, phi, psi, force=force)
     lams = _lams(lam)
     _check_reps(reps)
     if bulk not in ("nonlinear", "gaussian"):
@@ -429,7 +467,7 @@ def _left_overlaps(F, u, ell, k_top):
 
 def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, lam=0.1, alpha=None,
                eta_scale=1.0, eta=None, noise_var=0.0, gradient="exact", init="sphere", beta_star="sphere",
-               n_test=None, singular=False, ell=2, seed=0, reps=1, batch=2000, progress=None) -> SimulationResult:
+               n_test=None, singular=False, ell=2, seed=0, reps=1, batch=2000, progress=None, force=False) -> SimulationResult:
     r"""Full non-linear one-step pipeline (spike-theory.md §9.2, Protocol A).
 
     Two independent datasets of size n (step and readout); one gradient step with
@@ -441,7 +479,7 @@ def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, 
     ``singular=True`` the top singular values of F and the overlaps of its top left
     singular vectors with :math:`(\tilde X\beta)^{\circ k}`.
     """
-    n, d, N = sizes_spike(n, d, N, phi, psi)
+    n, d, N = sizes_spike(n, d, N, phi, psi, force=force)
     lam = float(_lams(lam)[0])
     _check_reps(reps)
     if gradient not in ("exact", "label_only", "rank_one"):
@@ -541,7 +579,7 @@ def _gauss3_expect(fn, cov, rng=None, nodes=40, draws=2_000_000):
 
 def sim_spike_model(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, lam=0.1, ell=2,
                     mode="limit", bulk="gaussian", alpha=None, eta_scale=1.0, eta=None, noise_var=0.0,
-                    init="sphere", beta_star="sphere", seed=0, reps=1, progress=None) -> SimulationResult:
+                    init="sphere", beta_star="sphere", seed=0, reps=1, progress=None, force=False) -> SimulationResult:
     r"""Gaussian-equivalent spike model (spike-theory.md §9.3, Protocol B).
 
     ``mode="limit"`` (B-limit, used for validation): infinitely strong, unpenalised spikes
@@ -560,7 +598,7 @@ def sim_spike_model(student, teacher, n=None, d=None, N=None, *, phi=None, psi=N
     """
     import sympy as sp
 
-    n, d, N = sizes_spike(n, d, N, phi, psi)
+    n, d, N = sizes_spike(n, d, N, phi, psi, force=force)
     lam = float(_lams(lam)[0])
     _check_reps(reps)
     if mode not in ("limit", "finite"):
@@ -661,7 +699,7 @@ def _ridge_sum(Phi, y, lam, p, n_lam=1):
 
 
 def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, noise_var=0.0, n_test=20000,
-                   seed=0, reps=1, batch=4000, progress=None) -> SimulationResult:
+                   seed=0, reps=1, batch=4000, progress=None, force=False) -> SimulationResult:
     r"""Full network protocol of srf-theory.md §10.2 (one giant step, ridge on fresh data).
 
     :math:`W^0` with unit rows, :math:`a^0=\mathbf 1/\sqrt p`, step on :math:`n_0=\alpha_0d`
@@ -672,7 +710,7 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
     :math:`\hat c=\frac1p\sum_i\|w_i^1-\bar\Delta\|^2`.  ``lam`` may be a list (one
     decomposition serves the path).
     """
-    d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0)
+    d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force)
     lams = _lams(lam)
     _check_reps(reps)
     eta = _nonneg(eta, "eta")
@@ -749,7 +787,7 @@ def _srf_weights(rw, d, p, r, c, gamma):
 
 
 def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var=0.0, n_test=20000,
-            features="network", mu_fns=None, seed=0, reps=1, batch=4000, progress=None) -> SimulationResult:
+            features="network", mu_fns=None, seed=0, reps=1, batch=4000, progress=None, force=False) -> SimulationResult:
     r"""Direct spiked-random-features ridge simulation (srf-theory.md §10.1).
 
     Features :math:`\sigma(XW^\top)` with :math:`W=\sqrt cW_0+r\mathbf 1v^\top`, labels
@@ -761,7 +799,7 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     ``features="cgep"`` replaces every row by :math:`\mu_0(\kappa)\mathbf 1+\mu_1(\kappa)\tilde Wx+\mu_\star(\kappa)\xi`
     (Result 3.2), with ``mu_fns = (mu0, mu1, mustar)`` vectorised float64 callables of κ.
     """
-    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta)
+    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
     lam = float(_lams(lam)[0])
     _check_reps(reps)
     r, c, gamma = float(r), float(c), float(gamma)
@@ -818,14 +856,14 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
 
 
 def sim_spectrum(student, d, *, r, c, gamma=1.0, alpha, beta, lam=(0.1, 0.5, 1.0, 3.0), seed=0, reps=1,
-                 progress=None) -> SimulationResult:
+                 progress=None, force=False) -> SimulationResult:
     r"""Spectrum of :math:`A=\Phi^\top\Phi/p` for sRF features (srf-theory.md §10.3, §7).
 
     Returns the top eigenvalue (the mean spike, predicted at :math:`n\,\mathbb E_\kappa\mu_0^2`),
     the empirical Stieltjes transform :math:`\frac1p\sum_k(\lambda_k+\lambda)^{-1}` at each λ
     (theory :math:`V_2(\lambda)`), and the eigenvalues of the first repetition in ``extra``.
     """
-    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta)
+    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
     lams = _lams(lam)
     _check_reps(reps)
     s = _Fn(student, "student")
