@@ -208,7 +208,10 @@ def _load_plugins() -> None:
 def main(argv=None) -> int:
     _load_plugins()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:          # usage errors (one line, status 2), --help and --version (status 0)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if not getattr(args, "_handler", None):
         parser.print_help()
         return EXIT_USAGE
