@@ -28,7 +28,8 @@ from .hermite import Activation
 from .precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, workdps
 from .quadrature import normal_rule
 from .results import Result, provenance
-from .srf import MAX_SRF_DPS, digits_of, kappa_features, vouched
+from .exact import float_in, to_exact, to_float, to_mpf
+from .srf import MAX_SRF_DPS, check_srf_params, digits_of, kappa_features, vouched
 
 __all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum", "spectrum"]
 
@@ -70,7 +71,9 @@ def _moments(student, r, c, level=0, dps=None):
     act = Activation.from_any(student, "student")
     if dps is None:
         return _moments_cached(act, float(r), float(c), level, None)
-    return _moments_cached(act, mpmath.mpf(r), mpmath.mpf(c), level, dps)
+    with workdps(dps):     # exact inputs evaluated at the working precision (never via float)
+        rm, cm = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v), dps) for v in (r, c))
+    return _moments_cached(act, rm, cm, level, dps)
 
 
 def _vmap(V, M, z, al, be, c):
@@ -94,7 +97,7 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
     float64 root.  Raises :class:`~onestep_theory.errors.ConvergenceError` if the iteration fails.
     """
     M = _moments(student, r, c, level)
-    c_f, al, be = float(c), float(alpha), float(beta)
+    c_f, al, be = to_float(c, "c"), to_float(alpha, "alpha"), to_float(beta, "beta")
     zc = complex(z)
     V = init if init is not None else (complex(1.0, 0.1), complex(1.0, 0.1))
     V = (complex(V[0]), complex(V[1]))
@@ -127,7 +130,7 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
         wd = dps + GUARD_DIGITS
         Mm = _moments(student, r, c, level, wd)
         zm = mpmath.mpc(z) if not isinstance(z, str) else mpmath.mpc(mpmath.mpf(z))
-        al_m, be_m, c_m = (mpmath.mpf(v) for v in (alpha, beta, c))
+        al_m, be_m, c_m = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v), dps) for v in (alpha, beta, c))
         Jm = mpmath.matrix(Jinv.tolist())
         V = [mpmath.mpc(v) for v in V]
         step = mpmath.inf
@@ -176,7 +179,7 @@ def density(student, xs, *, r, c, alpha, beta, eta=None, nodes=None):
 def mean_spike(student, *, r, c, alpha, d, nodes=None) -> float:
     r""":math:`n\,\mathbb E_\kappa\mu_0(\kappa)^2` with :math:`n=\alpha d` (191)."""
     w, mu0, _, _ = _moments(student, r, c)
-    return float(alpha) * d * float(w @ (mu0 * mu0))
+    return to_float(alpha, "alpha") * d * float(w @ (mu0 * mu0))
 
 
 @dataclasses.dataclass
@@ -215,9 +218,12 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
     """Bulk density on a grid, :math:`V_2(\\lambda)` at :math:`z=-\\lambda`, the atom and the mean spike per d,
     with error estimates (two κ-rule levels and the last Newton step); ``dps`` polishes every value in
     mpmath and certifies it (or raises :class:`~onestep_theory.errors.ConvergenceError`)."""
-    al, be = float(alpha), float(beta)
-    if not (al > 0 and be > 0 and math.isfinite(al) and math.isfinite(be)):
-        raise InvalidParameterError("alpha, beta", (alpha, beta), "finite real numbers > 0")
+    al, be = float_in(alpha, "alpha"), float_in(beta, "beta")
+    r = check_srf_params(r, "r", 0, None)
+    c = check_srf_params(c, "c", 0, None)
+    if not float(c) > 0:
+        raise InvalidParameterError("c", c, "a real number > 0")
+
     if dps is not None and (isinstance(dps, bool) or not isinstance(dps, int) or not 1 <= dps <= MAX_SRF_DPS):
         raise InvalidParameterError("dps", dps, f"an integer in [1, {MAX_SRF_DPS}]")
     if xs is None:
@@ -253,7 +259,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
         else:
             with precision(dps):
                 w, mu0, _, _ = _moments(student, r, c, level, dps + GUARD_DIGITS)
-                sp_vals.append(mpmath.mpf(alpha) * (w @ (mu0 * mu0)))
+                sp_vals.append(to_mpf(to_exact(alpha), dps) * (w @ (mu0 * mu0)))
     rnd = 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2)
     sp_err = float(abs(sp_vals[1] - sp_vals[0])) + rnd
     errors = {"density": derr, "stieltjes": sterr, "mean_spike_per_d": sp_err}
