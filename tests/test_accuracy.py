@@ -74,8 +74,12 @@ def test_accuracy_matrix_float64(case):
 @pytest.mark.parametrize("case", MATRIX, ids=_IDS)
 @pytest.mark.parametrize("dps", [15, 30, 50])
 def test_accuracy_matrix_dps(case, dps):
+    # time budget of the slow stage: at eta >= 20 the rules need many more nodes (the coefficients turn
+    # on the scale sqrt(c)/r); 30 digits there are checked for one teacher, 50 digits not at all
     if dps == 50 and case["eta"] not in ("0.05", "3"):
         pytest.skip("50 digits at eta >= 20 is outside the slow-test time budget (see benchmarks/)")
+    if dps == 30 and case["eta"] in ("20", "50") and case["teacher"] != "relu_centered":
+        pytest.skip("30 digits at eta >= 20 are checked for the ReLU teacher only (slow-test time budget)")
     _check(_solve(case, dps), _solve(case, dps + 20), dps)
 
 

@@ -5,6 +5,7 @@ Exit codes: 0 answer, 2 bad input, 3 no convergence (or digits out of reach), 1 
 """
 
 import contextlib
+import os
 import signal
 
 import pytest
@@ -184,7 +185,8 @@ def command_lines(draw):
     return argv
 
 
-@settings(max_examples=300, deadline=None, derandomize=True,
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 300)), deadline=None,
+          derandomize=os.environ.get("FUZZ_RANDOM") is None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(command_lines())
 def test_fuzz_cli_contract(capsys, argv):
