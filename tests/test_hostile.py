@@ -197,3 +197,69 @@ def test_fuzz_cli_contract(capsys, argv):
         out, err = capsys.readouterr()
         rc = exc.code
     assert_contract(argv, rc, out, err)
+
+
+# ---------------------------------------------------------------- resolvent over extreme ranges
+def _independent_resolvent():
+    """The [AP20] solver of tests/data/precompute/resolvent_reference.py (findroot in log variables with
+    lambda-continuation): no code shared with the package's quartic."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parent / "data" / "precompute" / "resolvent_reference.py"
+    spec = importlib.util.spec_from_file_location("resolvent_reference", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.solve
+
+
+def _fuzz_points(n, seed):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    P, S = np.exp(rng.uniform(np.log(1e-6), np.log(1e6), (2, n)))
+    L = np.exp(rng.uniform(np.log(1e-10), np.log(1e8), n))
+    return P, S, L, rng.uniform(0.2, 3, n), rng.uniform(0, 3, n)
+
+
+def _check_resolvent_fuzz(n, seed):
+    import mpmath
+    import numpy as np
+
+    from onestep_theory import ConvergenceError
+    from onestep_theory.resolvent import resolvent_from_constants, resolvent_sweep
+
+    solve = _independent_resolvent()
+    P, S, L, C1, CG = _fuzz_points(n, seed)
+    m1s, m2s, _, _, _, status = resolvent_sweep(P, S, L, C1, CG, return_status=True)
+    wrong, compared, refused = [], 0, 0
+    for i in range(n):
+        with mpmath.workdps(40):
+            args = [mpmath.mpf(float(v[i])) for v in (P, S, L, C1, CG)]
+            scale = (1 + args[0] + 1 / args[1] + args[0] / args[1] + args[1] / args[0]) * (1 + args[3]**2 + args[4]**2)
+            try:
+                ref = solve(*args, lam_start=max(args[2] * 2**24, 1e4 * scale), tol=mpmath.mpf(10) ** -25)
+            except (AssertionError, ZeroDivisionError, ValueError):
+                continue                          # the reference itself did not converge: not counted
+        compared += 1
+        try:
+            r = resolvent_from_constants(*(repr(float(v[i])) for v in (P, S, L)), mpmath.mpf(float(C1[i])),
+                                         mpmath.mpf(float(CG[i])), 15)
+            got = (float(r.m1), float(r.m2))
+        except ConvergenceError:
+            got = None
+            refused += 1
+        for label, val in (("resolvent", got), ("sweep", None if status[i] == "failed" else (m1s[i], m2s[i]))):
+            if val is not None and not (abs(val[0] / float(ref[0]) - 1) < 1e-8 and abs(val[1] / float(ref[1]) - 1) < 1e-8):
+                wrong.append((label, [float(v[i]) for v in (P, S, L, C1, CG)], val, [float(v) for v in ref]))
+    assert compared >= n // 2
+    assert not wrong, wrong[:3]
+    return compared, refused
+
+
+@pytest.mark.slow
+def test_resolvent_extreme_ranges_no_wrong_root():
+    """phi, psi in [1e-6, 1e6], lambda in [1e-10, 1e8]: every root returned (by resolvent and by the
+    float64 batch path) equals the independent root; a point may only be refused (exit 3).  The
+    reference costs about 10 s a point (continuation over up to 90 octaves of lambda): 16 points."""
+    _check_resolvent_fuzz(16, 7)
