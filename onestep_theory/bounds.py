@@ -20,6 +20,7 @@ import mpmath
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from .exact import check_dps
 from .errors import ConvergenceError, InvalidParameterError
 from .hermite import Activation
 from .mapping import srf_params
@@ -137,8 +138,7 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     >>> abs(b.upper) < 1e-12, abs(b.lower) < 1e-12
     (True, True)
     """
-    if dps is not None and (isinstance(dps, bool) or not isinstance(dps, int) or not 1 <= dps <= MAX_SRF_DPS):
-        raise InvalidParameterError("dps", dps, f"an integer in [1, {MAX_SRF_DPS}]")
+    dps = check_dps(dps, MAX_SRF_DPS)
     target = 1e-10 if dps is None else 10.0 ** -dps
     bl = best_linear(teacher)
     refs = ["[CPDKLZL24] (26)-(28), (165)-(172)", "srf-theory.md §6", "docs/theory/numerics.md §5"]

@@ -22,6 +22,11 @@ def exact_list(text):
     return items
 
 
+def _dps_arg(p, default=None):
+    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), default=default,
+                   help="significant digits wanted (certified by refinement; exit 3 if unreachable)")
+
+
 def _rcg_args(p, need_teacher=True):
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", required=need_teacher)
@@ -257,7 +262,7 @@ def _setup_mapping(p):
     p.add_argument("--noise-var", type=exact_arg, default="0", help="label-noise variance Delta >= 0")
     p.add_argument("--c-formula", choices=["corrected", "v1"], default="corrected")
     p.add_argument("--allow-non-odd", action="store_true")
-    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), default=15, help="significant digits (default 15)")
+    _dps_arg(p, 15)
     add_json(p)
     return _run_mapping
 
@@ -266,7 +271,7 @@ def _setup_mapping(p):
 def _setup_cge(p):
     _rcg_args(p, need_teacher=False)
     p.add_argument("--kappa", required=True, type=exact_list, help="kappa values, e.g. '0,1/2,1'")
-    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted")
+    _dps_arg(p)
     add_json(p)
     return _run_cge
 
@@ -277,8 +282,7 @@ def _setup_srf(p):
     p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")
     p.add_argument("--beta", required=True, type=exact_arg, help="p/d")
     p.add_argument("--lam", required=True, type=exact_arg, help="ridge lambda > 0 (sum loss)")
-    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS),
-                   help="significant digits wanted (certified by refinement; exit 3 if unreachable)")
+    _dps_arg(p)
     _solver_args(p)
     add_json(p)
     return _run_srf
@@ -295,7 +299,7 @@ def _setup_curve(p):
     p.add_argument("--beta", type=float, default=1.0)
     p.add_argument("--lam", type=float, default=0.1)
     p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
-    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted at every point")
+    _dps_arg(p)
     _solver_args(p)
     add_json(p)
     return _run_curve
@@ -306,7 +310,7 @@ def _setup_bounds(p):
     _rcg_args(p)
     p.add_argument("--optimize-eta", action="store_true")
     p.add_argument("--eta-max", type=exact_arg, default="10", help="largest learning rate of the (28) search")
-    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted")
+    _dps_arg(p)
     add_json(p)
     return _run_bounds
 
@@ -319,6 +323,6 @@ def _setup_spectrum(p):
     p.add_argument("--z", type=float_list, help="grid of real parts x ('a:b:k'); default automatic")
     p.add_argument("--lam", type=float_list, default=[0.1, 0.5, 1.0, 3.0], help="lambdas for V2(-lambda)")
     p.add_argument("--d", type=_int_in("--d", 1, 10**9), help="dimension, to report the mean spike location n E mu0^2")
-    p.add_argument("--dps", type=_int_in("--dps", 1, MAX_SRF_DPS), help="significant digits wanted")
+    _dps_arg(p)
     add_json(p)
     return _run_spectrum

@@ -28,6 +28,7 @@ __all__ = [
     "to_mpf",
     "nstr",
     "check_positive",
+    "check_dps",
     "check_range",
     "InexactInputWarning",
 ]
@@ -176,6 +177,15 @@ def nstr(value, dps: int) -> str:
         return repr(value) if dps >= 17 else f"{value:.{dps}g}"
     with precision(dps):
         return mpmath.nstr(mpmath.mpf(value), dps, strip_zeros=False, min_fixed=-6, max_fixed=12)
+
+
+def check_dps(dps, hi: int, param: str = "dps", *, optional: bool = True):
+    """The one check of a requested number of digits: an integer in [1, hi] (or None when optional)."""
+    if dps is None and optional:
+        return None
+    if isinstance(dps, bool) or not isinstance(dps, numbers.Integral) or not 1 <= int(dps) <= hi:
+        raise InvalidParameterError(param, dps, f"an integer in [1, {hi}]")
+    return int(dps)
 
 
 def check_positive(value, param: str, *, strict: bool = True):

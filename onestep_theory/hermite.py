@@ -34,9 +34,9 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from .precision import precision
+from .precision import MAX_DPS, precision
 from .errors import ExpressionError, HypothesisError, InvalidParameterError
-from .exact import GUARD_DIGITS, to_mpf
+from .exact import GUARD_DIGITS, check_dps, to_mpf
 from .expressions import breakpoints, is_even, is_odd, parse, pieces, x
 from .gauss import NotExact, _tidy, expect_numeric_vec, expect_piece_exact
 from .results import Result, provenance
@@ -602,8 +602,7 @@ def he_coeffs(f, kmax: int, dps: int = 15, *, center: bool = False, param: str =
     """
     if not isinstance(kmax, (int, np.integer)) or isinstance(kmax, bool) or kmax < 0 or kmax > 200:
         raise InvalidParameterError("kmax", kmax, "an integer in [0, 200]")
-    if not isinstance(dps, (int, np.integer)) or isinstance(dps, bool) or not 1 <= dps <= 1000:
-        raise InvalidParameterError("dps", dps, "an integer in [1, 1000]")
+    dps = check_dps(dps, MAX_DPS, optional=False)
     act = Activation.from_any(f, param, center=center)
     values = act.coeffs_mp(int(kmax), int(dps))
     exact = [act.coeff_exact(k) for k in range(kmax + 1)]

@@ -30,9 +30,9 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from .precision import precision, workdps
+from .precision import MAX_DPS, precision, workdps
 from .errors import ConvergenceError, HypothesisError, InvalidParameterError
-from .exact import GUARD_DIGITS, to_exact, to_mpf
+from .exact import GUARD_DIGITS, check_dps, to_exact, to_mpf
 from .hermite import Activation
 from .results import Result, provenance
 
@@ -182,8 +182,7 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
     >>> print(mpmath.nstr(r.m1, 10), mpmath.nstr(r.m2, 10))
     3.466048639 1.018617577
     """
-    if not isinstance(dps, int) or not 1 <= dps <= 1000:
-        raise InvalidParameterError("dps", dps, "an integer in [1, 1000]")
+    dps = check_dps(dps, MAX_DPS, optional=False)
     ex = _check_inputs(phi_v, psi_v, lam_v)
     with precision(dps):
         P, S, L = (to_mpf(e, dps) for e in ex)

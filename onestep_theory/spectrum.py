@@ -28,7 +28,7 @@ from .hermite import Activation
 from .precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, workdps
 from .quadrature import normal_rule
 from .results import Result, provenance
-from .exact import float_in, to_exact, to_float, to_mpf
+from .exact import check_dps, float_in, to_exact, to_float, to_mpf
 from .srf import MAX_SRF_DPS, check_srf_params, digits_of, kappa_features, vouched
 
 __all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum", "spectrum"]
@@ -224,8 +224,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
     if not float(c) > 0:
         raise InvalidParameterError("c", c, "a real number > 0")
 
-    if dps is not None and (isinstance(dps, bool) or not isinstance(dps, int) or not 1 <= dps <= MAX_SRF_DPS):
-        raise InvalidParameterError("dps", dps, f"an integer in [1, {MAX_SRF_DPS}]")
+    dps = check_dps(dps, MAX_SRF_DPS)
     if xs is None:
         top = float(c) * (1 + math.sqrt(be)) ** 2 * 4
         xs = np.linspace(top / 400, top, 200 if dps is None else 40)

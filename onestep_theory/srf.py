@@ -33,7 +33,7 @@ import sympy as sp
 from .equivalence import cge_arb, default_backend, smooth, smooth_arb
 from .errors import ConvergenceError, InvalidParameterError
 from .evaluate import arb_callable
-from .exact import float_in, to_exact, to_mpf
+from .exact import check_dps, float_in, to_exact, to_mpf
 from .expressions import breakpoints, is_even, is_odd
 from .hermite import Activation
 from .mapping import srf_params
@@ -721,8 +721,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         tol = float_in(tol, "tol")
         if not MIN_TOL <= tol <= 0.1:
             raise InvalidParameterError("tol", tol, f"a real number in [{MIN_TOL:g}, 0.1] (use dps for more digits)")
-    if dps is not None and (not isinstance(dps, int) or isinstance(dps, bool) or not 1 <= dps <= MAX_SRF_DPS):
-        raise InvalidParameterError("dps", dps, f"an integer in [1, {MAX_SRF_DPS}]")
+    dps = check_dps(dps, MAX_SRF_DPS)
     target = 10.0 ** -dps if dps is not None else (tol or 1e-10)
     rr, cc, gg, mapping = _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd,
                                        dps)

@@ -224,7 +224,6 @@ def _fuzz_points(n, seed):
 
 def _check_resolvent_fuzz(n, seed):
     import mpmath
-    import numpy as np
 
     from onestep_theory import ConvergenceError
     from onestep_theory.resolvent import resolvent_from_constants, resolvent_sweep
