@@ -4,7 +4,7 @@ SymPy's ``lambdify`` has no Arb printer, and printing through Python would turn 
 binary float.  :func:`arb_callable` walks the expression tree once (cached by the expression) and
 builds a closure in which every constant is exact: Rationals become Arb quotients of integers,
 ``pi`` and ``E`` Arb constants at the working precision.  Only the whitelisted functions of the
-parser (docs/theory/hermite.md §1) occur.  Kinks (``Abs``, ``sign``, ``Max``, ``Min``,
+parser occur (docs/theory/numerics.md §2).  Kinks (``Abs``, ``sign``, ``Max``, ``Min``,
 ``Heaviside``) are evaluated on the ball midpoint; quadrature never straddles them
 (docs/theory/numerics.md §3).
 """
