@@ -701,7 +701,9 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         For β > 1 and λ < 1e-2, solve along a decreasing λ grid from 10 (numerics.md §4).
     convergence : {"all", "notebook"}
         Stopping rule of the fixed point: all seven order parameters (default) or the notebook's
-        criterion (:math:`q_1,m,q_2,\vartheta,\psi` at 1e-4).
+        criterion (:math:`q_1,m,q_2,\vartheta,\psi` at 1e-4).  The notebook's early-stopped iterate is
+        returned as such, and its distance from the fixed point is part of ``abs_error`` (pass a ``tol``
+        of about 1e-3: it is accurate to a few digits only).
 
     Examples
     --------
@@ -763,6 +765,16 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     levels = []       # (level, setup, x, values, solver error of the values)
 
     def finish(Sl, xl, tol_step, max_steps):
+        nonlocal newton
+        if convergence == "notebook":
+            # keep the early-stopped iterate; its distance from the fixed point (polished on the same
+            # rules) is part of its error
+            vals0 = _all_values(xl, Sl, o)
+            _, valsp, serrp = finish_polished(Sl, xl, tol_step, max_steps)
+            return xl, vals0, {k: abs(vals0[k] - valsp[k]) + serrp[k] for k in vals0}
+        return finish_polished(Sl, xl, tol_step, max_steps)
+
+    def finish_polished(Sl, xl, tol_step, max_steps):
         nonlocal newton
         xl, steps, last, vals = _polish(xl, Sl, o, Jinv, tol=tol_step, max_steps=max_steps)
         newton += steps
