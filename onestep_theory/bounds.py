@@ -25,8 +25,8 @@ from .errors import ConvergenceError, InvalidParameterError
 from .hermite import Activation
 from .mapping import srf_params
 from .precision import GUARD_DIGITS, precision
-from .results import Result, provenance
-from .srf import MAX_LEVEL, MAX_SRF_DPS, check_srf_params, digits_of, srf_setup, vouched
+from .results import Result, digits_of, provenance, vouched
+from .srf import MAX_LEVEL, MAX_SRF_DPS, check_srf_params, srf_setup
 
 __all__ = ["Bounds", "bounds", "best_linear"]
 

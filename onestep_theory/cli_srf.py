@@ -8,7 +8,7 @@ import io
 from .cli import _int_in, add_json, command, emit, exact_arg, output_path
 from .cli_simulate import float_list
 from .exact import nstr
-from .results import serialize
+from .results import serialize, vouched
 from .srf import MAX_SRF_DPS
 
 
@@ -208,8 +208,6 @@ def _run_spectrum(args):
     d = sp_.to_dict()
     if args.d:
         from .precision import precision
-        from .srf import vouched
-
         with precision(args.dps or 15):     # exact product at the working precision
             d["mean_spike"] = vouched(sp_.mean_spike_per_d * args.d, sp_.errors["mean_spike_per_d"] * args.d)
     lines = [f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in

@@ -14,8 +14,9 @@ def _run_resolvent(args):
     r = resolvent(args.student, args.phi, args.psi, args.lam, args.dps)
     d = {k: r.to_dict()[k] for k in ("m1", "m2", "dm1_dlam", "dm2_dlam", "residual", "iterations", "method", "dps")}
     d.update(student=args.student, phi=args.phi, psi=args.psi, lam=args.lam, c1=nstr(r.c1, args.dps),
-             c_gt1=nstr(r.c_gt1, args.dps), provenance=r.provenance)
-    text = "\n".join(f"{k:<9} = {d[k]}" for k in ("m1", "m2", "dm1_dlam", "dm2_dlam")) + \
+             c_gt1=nstr(r.c_gt1, args.dps), provenance=r.provenance,
+             errors={k: f"{e:.1e}" for k, e in r.errors.items()}, digits=r.digits)
+    text = "\n".join(f"{k:<9} = {d[k]}   +/- {d['errors'][k]}" for k in ("m1", "m2", "dm1_dlam", "dm2_dlam")) + \
         f"\n(student {args.student}: c1={d['c1']}, c_>1={d['c_gt1']}; residual {nstr(r.residual, 3)}, " \
         f"{r.iterations} Newton step(s))"
     emit(args, d, text)

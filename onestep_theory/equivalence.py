@@ -43,7 +43,7 @@ from .gauss import NotExact, expect_exact, trunc_moments
 from .hermite import Activation
 from .precision import arb_to_mpf, mpf_to_arb, precision, workdps
 from .quadrature import gauss_hermite, normal_rule
-from .results import Result, provenance
+from .results import Result, provenance, vouched
 
 __all__ = ["smooth", "smooth_arb", "cge_coeffs", "cge_arb", "cge_values", "CGEValues", "cge_symbolic", "gh_nodes", "is_piecewise_polynomial", "default_backend"]
 
@@ -428,8 +428,6 @@ class CGEValues(Result):
     provenance: dict
 
     def to_dict(self) -> dict:
-        from .srf import vouched
-
         d = super().to_dict()
         for key in ("mu0", "mu1", "mustar2"):
             d[key] = [vouched(v, e) for v, e in zip(getattr(self, key), self.errors[key])]

@@ -29,7 +29,7 @@ from .precision import precision, workdps
 from .errors import HypothesisError, InvalidParameterError
 from .exact import check_range, to_exact, to_mpf
 from .hermite import Activation
-from .results import Result, provenance
+from .results import Result, provenance, vouched
 
 __all__ = ["SRFParams", "srf_params", "srf_params_checked", "NonOddWarning"]
 
@@ -68,8 +68,6 @@ class SRFParams(Result):
     def to_dict(self) -> dict:
         d = super().to_dict()
         if self.errors:
-            from .srf import vouched
-
             for k, e in self.errors.items():
                 d[k] = vouched(getattr(self, k), e)
             d["errors"] = {k: f"{e:.1e}" for k, e in self.errors.items()}

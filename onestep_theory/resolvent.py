@@ -34,7 +34,7 @@ from .precision import MAX_DPS, precision, workdps
 from .errors import ConvergenceError, HypothesisError, InvalidParameterError
 from .exact import GUARD_DIGITS, check_dps, to_exact, to_mpf
 from .hermite import Activation
-from .results import Result, provenance
+from .results import Result, digits_of, provenance
 
 __all__ = ["Resolvent", "resolvent", "resolvent_from_constants", "resolvent_sweep", "system", "ap20_system",
            "quartic_coefficients", "M1M2Warning"]
@@ -133,6 +133,13 @@ class Resolvent(Result):
     method: str
     roots: list
     provenance: dict
+    #: estimated absolute error of m1, m2 and their lambda-derivatives (docs/theory/numerics.md §1)
+    errors: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def digits(self) -> dict:
+        """Significant digits vouched for by :attr:`errors`."""
+        return {k: digits_of(getattr(self, k), e) for k, e in self.errors.items()}
 
     @property
     def tau1(self):
@@ -245,14 +252,25 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
         if y > x * (1 + tol):
             warnings.warn(f"m2 = {mpmath.nstr(y, 8)} > m1 = {mpmath.nstr(x, 8)} (empirically never seen)", M1M2Warning,
                           stacklevel=2)
-        j11, j12, j21, j22 = fns["J"](x, y, *args)
-        b1, b2 = fns["dG"](x, y, *args)
-        det = j11 * j22 - j12 * j21
-        dm1 = -(b1 * j22 - b2 * j12) / det
-        dm2 = -(j11 * b2 - j21 * b1) / det
+        def derivs(x, y):
+            j11, j12, j21, j22 = fns["J"](x, y, *args)
+            b1, b2 = fns["dG"](x, y, *args)
+            det = j11 * j22 - j12 * j21
+            return -(b1 * j22 - b2 * j12) / det, -(j11 * b2 - j21 * b1) / det, det
+
+        dm1, dm2, det = derivs(x, y)
+        # error estimate (docs/theory/numerics.md §1): one more Newton correction (the solver's error) plus
+        # the working precision amplified by the condition of the 2x2 system; the derivatives are
+        # re-evaluated at the root moved by that error
+        g1, g2 = fns["G"](x, y, *args)
+        ex = abs((g1 * j22 - g2 * j12) / det) + abs(x) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
+        ey = abs((j11 * g2 - j21 * g1) / det) + abs(y) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
+        d1b, d2b, _ = derivs(x + ex, y + ey)
+        errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + 10 * mpmath.eps * abs(dm1)),
+                  "dm2_dlam": float(abs(d2b - dm2) + 10 * mpmath.eps * abs(dm2))}
     # (no unary plus out here: it would round to the global precision)
     return Resolvent(m1=x, m2=y, dm1_dlam=dm1, dm2_dlam=dm2, phi=P, psi=S, lam=L, c1=C1, c_gt1=CG, dps=dps,
-                     iterations=it, residual=res, method="quartic (mp.polyroots) + Newton polish",
+                     iterations=it, residual=res, errors=errors, method="quartic (mp.polyroots) + Newton polish",
                      roots=[(a, b) for a, b in all_pairs],
                      provenance=provenance(dps=dps, method="quartic elimination, mp.polyroots, Newton on (G1, G2)",
                                            references=["spike-theory.md §6.1", "§6.3", "§6.4", "[AP20] (S67)-(S68)"]))

@@ -16,7 +16,7 @@ import sympy as sp
 
 from .exact import nstr
 
-__all__ = ["Result", "serialize", "provenance"]
+__all__ = ["Result", "serialize", "provenance", "digits_of", "vouched"]
 
 
 def provenance(dps=None, method=None, references=(), **extra) -> dict:
@@ -79,3 +79,24 @@ class Result:
 
     def to_json(self, **kw) -> str:
         return json.dumps(self.to_dict(), **kw)
+
+
+def digits_of(value, err) -> int:
+    """Significant digits vouched for by an absolute error estimate."""
+    v, e = abs(float(value)), float(err)
+    if v == 0 or not math.isfinite(e):
+        return 0
+    if e == 0:
+        return 17
+    return max(0, int(math.floor(-math.log10(e / v))))
+
+
+def vouched(value, err) -> str:
+    """Decimal string of ``value`` with only the digits its absolute error ``err`` vouches for."""
+    v = float(value)
+    if v == 0:
+        return "0"
+    dg = digits_of(value, err)
+    if dg < 1:
+        return f"{v:.1e}"
+    return nstr(value, min(dg, 200)) if not isinstance(value, float) else f"{v:.{min(dg, 17)}g}"

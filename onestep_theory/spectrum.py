@@ -27,9 +27,9 @@ from .errors import ConvergenceError, InvalidParameterError
 from .hermite import Activation
 from .precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, workdps
 from .quadrature import normal_rule
-from .results import Result, provenance
+from .results import Result, digits_of, provenance, vouched
 from .exact import check_dps, float_in, to_exact, to_float, to_mpf
-from .srf import MAX_SRF_DPS, check_srf_params, digits_of, kappa_features, vouched
+from .srf import MAX_SRF_DPS, check_srf_params, kappa_features
 
 __all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum", "spectrum"]
 

@@ -39,7 +39,7 @@ from .hermite import Activation
 from .mapping import srf_params
 from .precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, workdps
 from .quadrature import gauss_hermite, gauss_legendre, normal_rule
-from .results import Result, provenance
+from .results import Result, digits_of, provenance, vouched
 
 __all__ = ["SRFSolution", "SRFSetup", "srf_setup", "srf_solve", "srf_curve", "srf_sweep", "mp_integrals", "mp_integrals_quad",
            "empirical_spectrum", "empirical_from_weights", "from_trained", "ORDER", "HATS"]
@@ -547,16 +547,6 @@ def _all_values(x, S, o) -> dict:
     return out
 
 
-def digits_of(value, err) -> int:
-    """Significant digits vouched for by an absolute error estimate."""
-    v, e = abs(float(value)), float(err)
-    if v == 0 or not math.isfinite(e):
-        return 0
-    if e == 0:
-        return 17
-    return max(0, int(math.floor(-math.log10(e / v))))
-
-
 # --------------------------------------------------------------------------- public API
 @dataclasses.dataclass
 class SRFSolution(Result):
@@ -613,19 +603,6 @@ class SRFSolution(Result):
         d["abs_error"] = f"{float(self.abs_error):.2e}"
         d["errors"] = {k: f"{float(e):.2e}" for k, e in self.errors.items()}
         return d
-
-
-def vouched(value, err) -> str:
-    """Decimal string of ``value`` with only the digits its absolute error ``err`` vouches for."""
-    from .exact import nstr
-
-    v = float(value)
-    if v == 0:
-        return "0"
-    dg = digits_of(value, err)
-    if dg < 1:
-        return f"{v:.1e}"
-    return nstr(value, min(dg, 200)) if not isinstance(value, float) else f"{v:.{min(dg, 17)}g}"
 
 
 def _resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd=True, dps=None):

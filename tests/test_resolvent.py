@@ -125,3 +125,19 @@ def test_against_simulated_traces(student):
         for key, val in (("m1", th.m1), ("m2", th.m2), ("dm1_dlam", th.dm1_dlam), ("dm2_dlam", th.dm2_dlam)):
             st = sim[f"{key}@{lam:g}"]
             assert abs(st.mean - float(val)) <= 4 * st.se + abs(float(val)) / 2000, (student, lam, key, st.mean, val)
+
+
+@pytest.mark.parametrize("dps", [15, 30, 50])
+def test_error_estimates_honest_against_60_digit_reference(dps):
+    """The stated errors of m1, m2 and their lambda-derivatives cover the distance to the independent
+    60-digit reference (tests/data/precompute/resolvent_reference.py), and vouch for >= dps digits."""
+    for p in REF:
+        r = resolvent_from_constants(p["phi"], p["psi"], p["lam"], p["c1"], p["c_gt1"], dps)
+        with mpmath.workdps(80):
+            for k in ("m1", "m2", "dm1_dlam", "dm2_dlam"):
+                ref = mpmath.mpf(p[k])
+                ref_err = abs(ref) * mpmath.mpf(10) ** -(len(p[k].lower().split("e")[0].lstrip("-").replace(".", "").lstrip("0")) - 1)
+                if k.startswith("dm"):       # central differences with h = 1e-20 in the reference: ~30 digits
+                    ref_err = max(ref_err, abs(ref) * mpmath.mpf(10) ** -30)
+                assert abs(getattr(r, k) - ref) <= r.errors[k] + ref_err, (p, k)
+        assert min(r.digits.values()) >= dps
