@@ -38,7 +38,7 @@ def timeit(fn, repeat=3):
 
 
 def bench_resolvent(npts):
-    from onestep_theory.resolvent import resolvent_sweep
+    from onestep_theory.spikes.resolvent import resolvent_sweep
 
     rng = np.random.default_rng(0)
     P, S = np.exp(rng.uniform(np.log(0.1), np.log(10), (2, npts)))
@@ -122,7 +122,7 @@ def naive_srf_point(alpha, r, c, gamma, beta=1.0, lam=0.1, tol=1e-4):
 
 
 def bench_srf(points, naive_points):
-    from onestep_theory.mapping import srf_params
+    from onestep_theory.srf.mapping import srf_params
     from onestep_theory.srf import srf_curve
 
     r, c, g = srf_params("tanh", "sin", 20, 3).floats()
@@ -164,7 +164,7 @@ def bench_ridge(n, lams=20):
 
 def bench_digits():
     from onestep_theory.hermite import Activation
-    from onestep_theory.resolvent import resolvent_from_constants
+    from onestep_theory.spikes.resolvent import resolvent_from_constants
     from onestep_theory.srf import srf_solve
 
     resolvent_from_constants(1, 2, "1/2", 1, "1/2", dps=15)
@@ -182,8 +182,9 @@ def bench_digits():
 
 def _cold():
     """Clear every numeric cache (rules, setups, Hermite constants); SymPy's symbolic caches stay."""
-    from onestep_theory import hermite, quadrature, srf
-    from onestep_theory.mapping import srf_params  # noqa: F401
+    from onestep_theory.hermite import quadrature
+    from onestep_theory import hermite, srf
+    from onestep_theory.srf.mapping import srf_params  # noqa: F401
 
     srf._setup_cached.cache_clear()
     quadrature._normal_rule_cached.cache_clear()
@@ -193,7 +194,7 @@ def _cold():
 
 
 def bench_certified():
-    from onestep_theory.resolvent import resolvent
+    from onestep_theory.spikes.resolvent import resolvent
     from onestep_theory.srf import srf_solve
 
     kw = dict(alpha0=20, eta=3, alpha=1, beta=1)

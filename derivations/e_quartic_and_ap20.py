@@ -9,7 +9,7 @@ import sys
 
 import sympy as sp
 
-from onestep_theory.resolvent import ap20_system, c1, cg, lam, m1, m2, phi, psi, quartic_coefficients, system
+from onestep_theory.spikes.resolvent import ap20_system, c1, cg, lam, m1, m2, phi, psi, quartic_coefficients, system
 
 
 def main():

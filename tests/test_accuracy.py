@@ -14,7 +14,7 @@ import mpmath
 import pytest
 
 from onestep_theory import ConvergenceError, InvalidParameterError
-from onestep_theory import quadrature
+from onestep_theory.hermite import quadrature
 from onestep_theory.cli import main
 from onestep_theory.hermite import Activation
 from onestep_theory.srf import srf_setup, srf_solve

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from onestep_theory import (Activation, ExpressionError, HypothesisError, InvalidParameterError, he_coeffs, he_eval,
                             he_expect, he_from_monomial, he_poly, he_to_monomial, he_xi, he_xi_row, he_xi_table)
-from onestep_theory.expressions import x
-from onestep_theory.gauss import expect_exact, trunc_moments
+from onestep_theory.hermite.expressions import x
+from onestep_theory.hermite.gauss import expect_exact, trunc_moments
 
 from .conftest import agree
 
@@ -294,7 +294,7 @@ def test_derivative_of_jump_is_not_square_integrable():
 
 
 def test_exact_inputs_accepted():
-    from onestep_theory.exact import to_exact
+    from onestep_theory.core.exact import to_exact
 
     assert to_exact("1/3") == sp.Rational(1, 3)
     assert to_exact(Fraction(2, 7)) == sp.Rational(2, 7)

@@ -226,7 +226,7 @@ def _check_resolvent_fuzz(n, seed):
     import mpmath
 
     from onestep_theory import ConvergenceError
-    from onestep_theory.resolvent import resolvent_from_constants, resolvent_sweep
+    from onestep_theory.spikes.resolvent import resolvent_from_constants, resolvent_sweep
 
     solve = _independent_resolvent()
     P, S, L, C1, CG = _fuzz_points(n, seed)

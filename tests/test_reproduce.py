@@ -5,7 +5,7 @@ import json
 import pytest
 
 from onestep_theory.reproduce import run
-from onestep_theory.resolvent import resolvent
+from onestep_theory.spikes.resolvent import resolvent
 from onestep_theory.spikes import gains
 from onestep_theory.srf import srf_solve
 

@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 from onestep_theory import ConvergenceError, HypothesisError, InvalidParameterError
-from onestep_theory.resolvent import (ap20_system, resolvent, resolvent_from_constants, resolvent_sweep, system)
+from onestep_theory.spikes.resolvent import (ap20_system, resolvent, resolvent_from_constants, resolvent_sweep, system)
 from onestep_theory.simulate import sim_resolvent
 
 from .conftest import DATA, agree

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from onestep_theory import InvalidParameterError
-from onestep_theory.mapping import srf_params
+from onestep_theory.srf.mapping import srf_params
 from onestep_theory.simulate import (Ridge, sim_giant_step, sim_resolvent, sim_spectrum, sim_spike_model, sim_spikes,
                                      sim_srf, sizes_spike, spawn)
 
@@ -93,7 +93,7 @@ def test_spectrum_top_eigenvalue_scales_with_n():
     support), up to Tracy-Widom fluctuations of relative size p^(-2/3)."""
     import numpy as np
 
-    from onestep_theory.spectrum import density, mean_spike
+    from onestep_theory.srf.spectrum import density, mean_spike
 
     xs = np.linspace(0.01, 6, 1200)
     dens = density("tanh", xs, r=0.0, c=1, alpha=2, beta=1)

@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from onestep_theory import HypothesisError, InvalidParameterError
-from onestep_theory.resolvent import resolvent_from_constants
+from onestep_theory.spikes.resolvent import resolvent_from_constants
 from onestep_theory.simulate import sim_spike_model
 from onestep_theory.spikes import (SlideFormWarning, UnvalidatedWarning, delta_printed, delta_symbolic, gains, window,
                                    window_bounds)

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from onestep_theory import ConvergenceError, HypothesisError, InvalidParameterError
-from onestep_theory.bounds import best_linear, bounds
-from onestep_theory.equivalence import cge_coeffs, cge_symbolic, smooth
-from onestep_theory.mapping import NonOddWarning, srf_params
+from onestep_theory.srf.bounds import best_linear, bounds
+from onestep_theory.srf import cge_coeffs, cge_symbolic, smooth
+from onestep_theory.srf.mapping import NonOddWarning, srf_params
 from onestep_theory.simulate import sim_giant_step, sim_spectrum, sim_srf
-from onestep_theory.spectrum import mean_spike, stieltjes
-from onestep_theory.srf import empirical_spectrum, mp_integrals, mp_integrals_quad, srf_curve, srf_solve
+from onestep_theory.srf.spectrum import mean_spike, stieltjes
+from onestep_theory.simulate import empirical_spectrum
+from onestep_theory.srf import mp_integrals, mp_integrals_quad, srf_curve, srf_solve
 
 from .conftest import run_cli
 
@@ -126,7 +127,7 @@ def test_full_fixed_point_case_a():
     # checks listed in §11.4: psi = hat_psi V1; theta = c hat_theta V2 = hat_theta V1 / D
     assert float(o["psi"]) == pytest.approx(float(sol.hats["hat_psi"] * o["V1"]), rel=1e-9)
     assert float(o["theta"]) == pytest.approx(float(sol.c) * float(sol.hats["hat_theta"] * o["V2"]), rel=1e-8)
-    assert sol.status == "converged" and sol.residual < 1e-10
+    assert sol.status.startswith("converged") and sol.residual < 1e-10
 
 
 def test_node_doubling_changes_little():
@@ -167,7 +168,7 @@ def test_large_lambda_equals_upper_bound():
 
 def test_continuation_beta_2_small_lambda():
     sol = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=2, lam=1e-3)
-    assert sol.status == "converged" and 0 < float(sol.test_error) < 1
+    assert sol.status.startswith("converged") and 0 < float(sol.test_error) < 1
 
 
 def test_notebook_options_change_result():
@@ -242,17 +243,26 @@ def test_bad_input():
     with pytest.raises(InvalidParameterError):
         srf_solve("tanh", "sin", r=1, c=1, gamma=1.5, alpha=1, beta=1, lam=0.1)
     with pytest.raises(ConvergenceError):
-        srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam=0.1, max_iter=3, newton_fallback=False)
+        srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam=0.1, max_iter=3, convergence="notebook",
+                  fallback=False)
+    for bad in (dict(damping=1.5), dict(spectrum="x"), dict(kappa_nodes=1), dict(max_iter=0), dict(no_such=1),
+                dict(spectrum="empirical")):
+        with pytest.raises(InvalidParameterError):
+            srf_solve("tanh", "sin", r=1, c=1, gamma="1/2", alpha=1, beta=1, lam=0.1, **bad)
 
 
 # ---------------------------------------------------------------- bounds (§6)
-def test_newton_fallback_near_degenerate_small_r():
-    # r ~ 0.02: mu0 ~ r mu1 kappa is nearly collinear with the theta direction; damping fails, Newton converges
+def test_hybr_near_degenerate_small_r():
+    # r ~ 0.02: mu0 ~ r mu1 kappa is nearly collinear with the theta direction; the damped fixed point
+    # stalls (the notebook's iteration does not reach 1e-4 in 3000 steps), hybrid Powell converges
     b = bounds("tanh", "sin", alpha0="inf", eta="0.05")
-    sol = srf_solve("tanh", "sin", r=b.r, c=b.c, gamma=b.gamma, alpha=2, beta=1, lam=0.01)
-    assert sol.status == "converged (Newton fallback)"
-    fx = srf_solve("tanh", "sin", r=b.r, c=b.c, gamma=b.gamma, alpha=2, beta=1, lam=0.01, init=sol.state())
-    assert abs(float(fx.test_error) - float(sol.test_error)) < 1e-9 and fx.status == "converged"
+    kw = dict(r=b.r, c=b.c, gamma=b.gamma, alpha=2, beta=1, lam=0.01)
+    sol = srf_solve("tanh", "sin", **kw)
+    assert sol.status == "converged (hybr)"
+    fx = srf_solve("tanh", "sin", init=sol.state(), **kw)
+    assert abs(float(fx.test_error) - float(sol.test_error)) < 1e-9 + sol.abs_error
+    with pytest.raises(ConvergenceError):
+        srf_solve("tanh", "sin", convergence="notebook", max_iter=3000, fallback=False, **kw)
 
 
 def test_bounds_erf_vanish_and_baselines():
@@ -328,7 +338,7 @@ def test_sweeps_warm_start_agree_with_single_solves():
 
 def test_spectrum_density_against_simulated_eigenvalues():
     # theory CDF (integral of Im V2 / pi) at the simulated deciles: the same fraction of mass
-    from onestep_theory.spectrum import density
+    from onestep_theory.srf.spectrum import density
 
     p = srf_params("tanh", "sin", 20, 3)
     r, c, g = p.floats()

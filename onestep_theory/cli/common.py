@@ -1,0 +1,180 @@
+"""Shared pieces of the command line: the one-line-error parser, argument types (checked before any work
+starts), JSON/text output and progress.  Command modules import from here; this module imports none of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import time
+
+import numpy as np
+
+from ..core.precision import MAX_DPS
+
+__all__ = ["Parser", "int_in", "exact_arg", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
+           "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
+           "MAX_GRID"]
+
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_NUMERIC = 3
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line and exit status 2.
+
+    A negative number after a flag (``--lam -1e-300``, ``--eta -1/2``) is read as the flag's value, not
+    as another flag, so that the range check can name it.
+    """
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(/\d+)?$|^-inf$")
+
+    def error(self, message):  # noqa: D401
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+# --------------------------------------------------------------------------- arg types
+def int_in(name, lo, hi):
+    def conv(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer in [{lo}, {hi}], got {text!r}") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer in [{lo}, {hi}], got {v}")
+        return v
+
+    conv.__name__ = name
+    return conv
+
+
+def exact_arg(text):
+    """Argument type that keeps the user's text, so exact strings ("1/3", "0.1", "sqrt(2)/2") reach the API."""
+    return text
+
+
+def add_dps(p, default=15):
+    p.add_argument("--dps", type=int_in("--dps", 1, MAX_DPS), default=default,
+                   help=f"decimal digits of the result (default {default})")
+
+
+def output_path(text):
+    """Argument type of an output file: checked before any work starts (its folder exists and is
+    writable, and the path is not a folder)."""
+    path = os.path.abspath(text)
+    folder = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file name")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"the folder of {text!r} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not writable")
+    return text
+
+
+def output_dir(text):
+    """Argument type of an output folder: created now (before any work) if missing, and probed for writing."""
+    path = os.path.abspath(text)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, ".onestep-write-test")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} cannot be written ({exc.strerror})") from None
+    return text
+
+
+def add_json(p):
+    p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")
+
+
+def emit(args, payload: dict, text: str) -> None:
+    """Print *payload* as JSON if ``--json`` was given, else *text*."""
+    if getattr(args, "json", False):
+        print(json.dumps(payload, indent=2))
+    else:
+        print(text)
+
+
+def command(table: dict, name: str, help_text: str):
+    """Decorator adding a sub-command to a command module's explicit ``table`` (name -> (help, setup)); the
+    setup function adds the arguments and returns the handler."""
+
+    def deco(fn):
+        table[name] = (help_text, fn)
+        return fn
+
+    return deco
+
+
+def exact_list(text):
+    """Comma-separated exact numbers (kept as text so that "1/3" stays exact)."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items or len(items) > 1000:
+        raise argparse.ArgumentTypeError(f"expected 1 to 1000 comma-separated numbers, got {text!r}")
+    return items
+
+
+def float_arg(name):
+    def conv(text):
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a real number, got {text!r}") from None
+
+    return conv
+
+
+#: Longest list or grid accepted on the command line (bounded work).
+MAX_GRID = 10000
+
+
+def float_list(text):
+    """Parse ``"0.1"``, ``"0.1,0.5,1"`` or ``"start:stop:num"`` (inclusive, linear) into finite floats."""
+    bad = f"expected a number, a list 'a,b,c' or a range 'start:stop:num' (num in [1, {MAX_GRID}]), got {text!r}"
+    try:
+        if ":" in text:
+            a, b, k = text.split(":")
+            n = int(k)
+            if not 1 <= n <= MAX_GRID:
+                raise ValueError
+            vals = [float(v) for v in np.linspace(float(a), float(b), n)]
+        else:
+            items = [v for v in text.split(",") if v.strip()]
+            if len(items) > MAX_GRID:
+                raise ValueError
+            vals = [float(v) for v in items]
+    except ValueError:
+        raise argparse.ArgumentTypeError(bad) from None
+    if not vals or not all(math.isfinite(v) for v in vals):
+        raise argparse.ArgumentTypeError(bad)
+    return vals
+
+
+class Progress:
+    """Progress indicator on stderr, shown only for runs longer than ``after`` seconds."""
+
+    def __init__(self, label, quiet=False, after=2.0):
+        self.label, self.quiet, self.after = label, quiet, after
+        self.t0 = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, i, total):
+        el = time.perf_counter() - self.t0
+        if self.quiet or (el < self.after and i < total):
+            return
+        if el >= self.after:
+            self.shown = True
+            end = "\n" if i == total else ""
+            print(f"\r{self.label}: repetition {i}/{total} ({el:.1f} s)", end=end, file=sys.stderr, flush=True)

@@ -1,0 +1,320 @@
+"""``onestep-theory srf | srf-curve | bounds | spectrum`` (spiked random features, srf-theory.md)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from .common import add_json, command, emit, exact_arg, exact_list, float_list, int_in, output_path
+from ..core.exact import nstr
+from ..core.results import serialize, vouched
+from ..srf.solve import MAX_SRF_DPS
+
+
+__all__ = ["COMMANDS"]
+
+COMMANDS: dict = {}
+
+
+def _dps_arg(p, default=None):
+    p.add_argument("--dps", type=int_in("--dps", 1, MAX_SRF_DPS), default=default,
+                   help="significant digits wanted (certified by refinement; exit 3 if unreachable)")
+
+
+def _rcg_args(p, need_teacher=True):
+    p.add_argument("--student", required=True)
+    p.add_argument("--teacher", required=need_teacher)
+    p.add_argument("--noise-var", type=exact_arg, default="0", help="label-noise variance Delta >= 0")
+    p.add_argument("--alpha0", type=exact_arg, help="n0/d of the gradient step ('inf' = perfect alignment)")
+    p.add_argument("--eta", type=exact_arg, help="learning rate eta~ (eta = eta~ p)")
+    p.add_argument("--r", type=exact_arg)
+    p.add_argument("--c", type=exact_arg)
+    p.add_argument("--gamma", type=exact_arg)
+    p.add_argument("--c-formula", choices=["corrected", "v1"], default="corrected")
+    p.add_argument("--allow-non-odd", action="store_true",
+                   help="compute the Result 3.1 mapping for a non-odd student anyway (unvalidated; warns)")
+
+
+def _solver_args(p):
+    p.add_argument("--no-spike-channel", action="store_true", help="theta channel off (notebook-printed variant)")
+    p.add_argument("--spectrum-mode", choices=["mp", "empirical"], default="mp",
+                   help="F3 asymptotic MP (default) or F1 on a sampled bulk (--empirical-d, --seed)")
+    p.add_argument("--empirical-d", type=int_in("--empirical-d", 2, 20000), default=2000)
+    p.add_argument("--seed", type=int_in("--seed", 0, 2**63 - 1), default=0)
+    p.add_argument("--no-cross-term", action="store_true")
+    p.add_argument("--kappa-nodes", type=int_in("--kappa-nodes", 11, 2001),
+                   help="fixed Gauss-Hermite kappa rule (notebook compatibility; default: adaptive panels)")
+    p.add_argument("--inner-nodes", type=int_in("--inner-nodes", 5, 2001),
+                   help="fixed Gauss-Hermite inner rule for smooth functions (notebook compatibility)")
+    p.add_argument("--tol", type=exact_arg, help="relative error wanted in float64, in [1e-13, 0.1] (default 1e-10)")
+
+
+def _kw(args):
+    from ..core.errors import InvalidParameterError
+
+    kw = dict(noise_var=args.noise_var, c_formula=args.c_formula, strict_odd=not args.allow_non_odd)
+    if args.r is not None or args.c is not None or args.gamma is not None:
+        kw.update(r=args.r, c=args.c, gamma=args.gamma)
+    else:
+        if args.alpha0 is None or args.eta is None:
+            raise InvalidParameterError("alpha0", args.alpha0, "--alpha0 and --eta, or --r --c --gamma")
+        kw.update(alpha0=args.alpha0, eta=args.eta)
+    return kw
+
+
+def _solver_kw(args):
+    kw = dict(spike_channel=not args.no_spike_channel, spectrum=args.spectrum_mode, cross_term=not args.no_cross_term,
+              kappa_nodes=args.kappa_nodes, inner_nodes=args.inner_nodes, tol=args.tol)
+    return kw
+
+
+def _empirical(args, rcg, beta):
+    from ..simulate import sizes_srf
+    from ..simulate import empirical_spectrum
+
+    d, _, p, _ = sizes_srf(args.empirical_d, alpha=1, beta=float(beta))
+    return empirical_spectrum(d, p, float(rcg[1]), float(rcg[2]), seed=args.seed)
+
+
+def _resolve(args):
+    from ..srf.mapping import resolve_rcg
+
+    kw = _kw(args)
+    return resolve_rcg(args.student, args.teacher, kw.get("r"), kw.get("c"), kw.get("gamma"), kw.get("alpha0"),
+                       kw.get("eta"), args.noise_var, args.c_formula, not args.allow_non_odd,
+                        getattr(args, "dps", None))
+
+
+def _run_srf(args):
+    from ..srf import srf_solve
+
+    rr, cc, gg, mapping = _resolve(args)
+    skw = _solver_kw(args)
+    if args.spectrum_mode == "empirical":
+        skw["empirical"] = _empirical(args, (rr, cc, gg), args.beta)
+    sol = srf_solve(args.student, args.teacher, alpha=args.alpha, beta=args.beta, lam=args.lam, r=rr, c=cc, gamma=gg,
+                    noise_var=args.noise_var, dps=args.dps, **skw)
+    if mapping is not None:
+        sol.provenance["mapping"] = "Result 3.1 (eqs. 9-11), c_formula=" + args.c_formula
+    d = sol.to_dict()
+    out = {"r": d["r"], "c": d["c"], "gamma": d["gamma"], "test_error": d["test_error"], "abs_error": d["abs_error"],
+           "digits": sol.digits, "order": {**d["order"], **d["hats"]}, "errors": d["errors"], "D": d["D"],
+           "iterations": d["iterations"], "newton_steps": d["newton_steps"], "residual": f"{float(sol.residual):.2e}",
+           "status": d["status"], "options": d["options"],
+           "params": {"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var},
+           "provenance": d["provenance"]}
+    lines = [f"sRF: student {args.student}, teacher {args.teacher}; r={d['r']}, c={d['c']}, gamma={d['gamma']}; "
+             f"alpha={args.alpha}, beta={args.beta}, lam={args.lam}",
+             f"test error eps_g = {d['test_error']}   (+/- {d['abs_error']}, {sol.digits} digits)"]
+    for k, v in out["order"].items():
+        lines.append(f"  {k:<10} = {v:<{(args.dps or 12) + 8}} +/- {d['errors'][k]}")
+    lines.append(f"({sol.iterations} fixed-point iterations, {sol.newton_steps} Newton steps; error from the change "
+                 f"under refined discretisation, level {sol.options['level']}, {sol.options['kappa_nodes']} kappa nodes)")
+    emit(args, out, "\n".join(lines))
+    return 0
+
+
+def _run_curve(args):
+    from ..srf.bounds import best_linear
+    from ..srf import srf_sweep
+
+    from ..core.errors import InvalidParameterError
+
+    kw = _kw(args)
+    if args.alphas is not None and (args.sweep is not None or args.values is not None):
+        raise InvalidParameterError("sweep", args.sweep, "either --alphas LIST, or --sweep PARAM --values LIST, not both")
+    if (args.sweep is None) != (args.values is None):
+        raise InvalidParameterError("sweep", args.sweep, "--sweep PARAM together with --values LIST")
+    values = args.alphas if args.alphas is not None else args.values
+    if values is None:
+        raise InvalidParameterError("values", None, "--alphas, or --sweep PARAM --values LIST")
+    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps, **kw, **_solver_kw(args))
+    if args.spectrum_mode == "empirical":
+        if args.sweep in ("eta", "alpha0", "beta", "noise_var"):
+            raise InvalidParameterError("sweep", args.sweep, "alpha or lam with --spectrum-mode empirical "
+                                        "(the sampled bulk is fixed by beta, c, gamma)")
+        rr, cc, gg, _ = _resolve(args)
+        for k in ("alpha0", "eta"):
+            fixed.pop(k, None)
+        fixed.update(r=rr, c=cc, gamma=gg, empirical=_empirical(args, (rr, cc, gg), args.beta))
+    param = "alpha" if args.alphas is not None else args.sweep
+    fixed.pop(param, None)
+    if param in ("eta", "alpha0") and "r" in fixed:
+        raise InvalidParameterError("sweep", param, "alpha, beta or lam when r, c, gamma are given")
+    if param in ("eta", "alpha0"):
+        fixed.update(alpha0=args.alpha0, eta=args.eta)
+        fixed.pop(param)
+    sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
+    bl = best_linear(args.teacher)
+    rows = []
+    for v, s in zip(values, sols):
+        d = s.to_dict()
+        rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": s.digits,
+                     **d["order"], "r": nstr(s.r, 15), "c": nstr(s.c, 15), "gamma": nstr(s.gamma, 15),
+                     "iterations": s.iterations, "best_linear": bl})
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            wr.writeheader()
+            wr.writerows(rows)
+    buf = io.StringIO()
+    wr = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    wr.writeheader()
+    wr.writerows(rows)
+    emit(args, {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}},
+         buf.getvalue().rstrip())
+    return 0
+
+
+def _run_bounds(args):
+    from ..srf.bounds import bounds
+
+    odd = not args.allow_non_odd
+    if args.optimize_eta:
+        b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", noise_var=args.noise_var,
+                   optimize_eta=True, eta_max=args.eta_max, c_formula=args.c_formula, strict_odd=odd, dps=args.dps)
+    elif args.r is not None:
+        b = bounds(args.student, args.teacher, r=args.r, c=args.c or 1, gamma=args.gamma or 1, dps=args.dps)
+    else:
+        b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", eta=args.eta, noise_var=args.noise_var,
+                   c_formula=args.c_formula, strict_odd=odd, dps=args.dps)
+    d = b.to_dict()
+    dg = args.dps or 15
+    for k in ("r", "c", "gamma", "eta_upper", "eta_lower"):
+        if getattr(b, k) is not None:
+            d[k] = nstr(getattr(b, k), dg)
+    lines = [f"{'upper (26)':<12} = {d['upper']}   +/- {d['errors']['upper']}",
+             f"{'lower (27)':<12} = {d['lower']}   +/- {d['errors']['lower']}"]
+    lines += [f"{k:<12} = {d[k]}" for k in ("best_linear", "r", "c", "gamma", "eta_upper", "eta_lower", "extension")]
+    text = "\n".join(lines)
+    emit(args, d, text)
+    return 0
+
+
+def _run_spectrum(args):
+    import numpy as np
+
+    from ..srf.spectrum import spectrum
+
+    rr, cc, gg, _ = _resolve(args)
+    xs = np.array(args.z) if args.z else None
+    sp_ = spectrum(args.student, r=rr, c=cc, alpha=args.alpha, beta=args.beta, xs=xs, lams=args.lam, dps=args.dps)
+    d = sp_.to_dict()
+    if args.d:
+        from ..core.precision import precision
+        with precision(args.dps or 15):     # exact product at the working precision
+            d["mean_spike"] = vouched(sp_.mean_spike_per_d * args.d, sp_.errors["mean_spike_per_d"] * args.d)
+    lines = [f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
+                                                    zip(sp_.x, d["density"], d["errors"]["density"])]
+    lines += [f"V2(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
+    lines.append(f"atom at 0: {sp_.atom_at_zero:.6g};  mean spike / d = alpha E mu0^2 = {d['mean_spike_per_d']}"
+                 f"  +/- {d['errors']['mean_spike_per_d']}" + (f";  mean spike = {d['mean_spike']}" if args.d else ""))
+    emit(args, d, "\n".join(lines))
+    return 0
+
+
+def _run_mapping(args):
+    from ..srf.mapping import srf_params_checked
+
+    p = srf_params_checked(args.student, args.teacher, args.alpha0, args.eta, args.noise_var, c_formula=args.c_formula,
+                           dps=args.dps, strict_odd=not args.allow_non_odd)
+    d = p.to_dict()
+    names = {"r": "spike strength r (10)", "c": "bulk variance c (11)", "gamma": "alignment gamma (9)",
+             "mu1": "mu1 = E sigma'", "mu1_check_sq": "check mu1^2", "mu1_star": "mu1*", "mu2_star": "mu2* (incl. noise)"}
+    lines = [f"Result 3.1 of [CPDKLZL24]: student {args.student}, teacher {args.teacher}, alpha0={args.alpha0}, "
+             f"eta={args.eta}, noise_var={args.noise_var}, c_formula={args.c_formula}"]
+    lines += [f"  {names[k]:<22} = {d[k]}   +/- {d['errors'][k]}" for k in names]
+    emit(args, d, "\n".join(lines))
+    return 0
+
+
+def _run_cge(args):
+    from ..srf.cge import cge_values
+
+    rr, cc, gg, _ = _resolve(args)
+    v = cge_values(args.student, rr, cc, args.kappa, dps=args.dps)
+    d = v.to_dict()
+    d["kappa"] = list(args.kappa)
+    lines = [f"conditional Gaussian equivalence (15): student {args.student}, r={nstr(rr, args.dps or 15)}, "
+             f"c={nstr(cc, args.dps or 15)}",
+             f"{'kappa':>10}  {'mu0':<{(args.dps or 15) + 8}} {'mu1':<{(args.dps or 15) + 8}} mu*^2"]
+    for i, k in enumerate(args.kappa):
+        lines.append(f"{k:>10}  {d['mu0'][i]:<{(args.dps or 15) + 8}} {d['mu1'][i]:<{(args.dps or 15) + 8}} "
+                     f"{d['mustar2'][i]}")
+    emit(args, d, "\n".join(lines))
+    return 0
+
+
+@command(COMMANDS, "mapping", "network -> sRF parameters r, c, gamma (Result 3.1 of [CPDKLZL24]) with error estimates")
+def _setup_mapping(p):
+    p.add_argument("--student", required=True)
+    p.add_argument("--teacher", required=True)
+    p.add_argument("--alpha0", required=True, type=exact_arg, help="n0/d of the gradient step ('inf' allowed)")
+    p.add_argument("--eta", required=True, type=exact_arg, help="learning rate eta~ (eta = eta~ p)")
+    p.add_argument("--noise-var", type=exact_arg, default="0", help="label-noise variance Delta >= 0")
+    p.add_argument("--c-formula", choices=["corrected", "v1"], default="corrected")
+    p.add_argument("--allow-non-odd", action="store_true")
+    _dps_arg(p, 15)
+    add_json(p)
+    return _run_mapping
+
+
+@command(COMMANDS, "cge", "mu0, mu1, mu*^2 of the conditional Gaussian equivalence (15) at given kappa")
+def _setup_cge(p):
+    _rcg_args(p, need_teacher=False)
+    p.add_argument("--kappa", required=True, type=exact_list, help="kappa values, e.g. '0,1/2,1'")
+    _dps_arg(p)
+    add_json(p)
+    return _run_cge
+
+
+@command(COMMANDS, "srf", "sRF saddle point and test error (Result 3.3 of [CPDKLZL24])")
+def _setup_srf(p):
+    _rcg_args(p)
+    p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")
+    p.add_argument("--beta", required=True, type=exact_arg, help="p/d")
+    p.add_argument("--lam", required=True, type=exact_arg, help="ridge lambda > 0 (sum loss)")
+    _dps_arg(p)
+    _solver_args(p)
+    add_json(p)
+    return _run_srf
+
+
+@command(COMMANDS, "srf-curve", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts")
+def _setup_curve(p):
+    _rcg_args(p)
+    p.add_argument("--alphas", type=float_list, help="alpha values: 'a,b,c' or 'start:stop:num'")
+    p.add_argument("--sweep", choices=["alpha", "beta", "lam", "eta", "alpha0", "noise_var"],
+                   help="sweep another parameter (with --values)")
+    p.add_argument("--values", type=float_list, help="values of the swept parameter")
+    p.add_argument("--alpha", type=float, help="n/d when sweeping another parameter")
+    p.add_argument("--beta", type=float, default=1.0)
+    p.add_argument("--lam", type=float, default=0.1)
+    p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
+    _dps_arg(p)
+    _solver_args(p)
+    add_json(p)
+    return _run_curve
+
+
+@command(COMMANDS, "bounds", "upper (26) / lower (27) bounds, eta-optimised (28), best linear baseline")
+def _setup_bounds(p):
+    _rcg_args(p)
+    p.add_argument("--optimize-eta", action="store_true")
+    p.add_argument("--eta-max", type=exact_arg, default="10", help="largest learning rate of the (28) search")
+    _dps_arg(p)
+    add_json(p)
+    return _run_bounds
+
+
+@command(COMMANDS, "spectrum", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike (srf-theory.md §7)")
+def _setup_spectrum(p):
+    _rcg_args(p, need_teacher=False)
+    p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")
+    p.add_argument("--beta", required=True, type=exact_arg, help="p/d")
+    p.add_argument("--z", type=float_list, help="grid of real parts x ('a:b:k'); default automatic")
+    p.add_argument("--lam", type=float_list, default=[0.1, 0.5, 1.0, 3.0], help="lambdas for V2(-lambda)")
+    p.add_argument("--d", type=int_in("--d", 1, 10**9), help="dimension, to report the mean spike location n E mu0^2")
+    _dps_arg(p)
+    add_json(p)
+    return _run_spectrum

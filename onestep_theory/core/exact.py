@@ -1,0 +1,225 @@
+"""Exact numbers at the API boundary and decimal serialisation.
+
+Implements the input policy of ``hermite.md`` §5.2: exact strings (``"1/3"``,
+``"0.1"``, ``"sqrt(2)/2"``), :class:`fractions.Fraction`, SymPy numbers and
+``mpmath.mpf`` are accepted; a Python ``float`` is converted through its shortest
+``repr`` to a Rational and flagged as inexact.  Nothing here touches the global
+mpmath precision.
+"""
+
+from __future__ import annotations
+
+import fractions
+import math
+import numbers
+import warnings
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from .errors import InvalidParameterError
+from .precision import GUARD_DIGITS, precision
+from .syntax import parse_constant
+
+__all__ = [
+    "GUARD_DIGITS",
+    "to_float",
+    "float_in",
+    "to_exact",
+    "to_mpf",
+    "nstr",
+    "check_positive",
+    "check_dps",
+    "check_range",
+    "check_real",
+    "InexactInputWarning",
+]
+
+
+
+class InexactInputWarning(UserWarning):
+    """A binary float was converted to a Rational through its shortest repr."""
+
+
+def to_exact(value, param: str = "value", *, allow_infinite: bool = False) -> sp.Expr:
+    """Convert *value* to an exact real SymPy number.
+
+    Parameters
+    ----------
+    value : str, int, Fraction, float, sympy.Expr or mpmath.mpf
+        Strings are parsed with the restricted expression parser, so ``"1/3"``
+        and ``"sqrt(2)/2"`` stay exact and ``"0.1"`` becomes ``1/10``.
+    param : str
+        Name used in error messages.
+    allow_infinite : bool
+        Accept ``"inf"``/``oo``.
+
+    Examples
+    --------
+    >>> to_exact("1/3")
+    1/3
+    >>> to_exact("sqrt(2)/2")
+    sqrt(2)/2
+    >>> to_exact(0.1)
+    1/10
+    """
+    if isinstance(value, bool):
+        raise InvalidParameterError(param, value, "a real number")
+    if isinstance(value, sp.Basic):
+        expr = value
+    elif isinstance(value, int):
+        expr = sp.Integer(value)
+    elif isinstance(value, fractions.Fraction):
+        expr = sp.Rational(value.numerator, value.denominator)
+    elif isinstance(value, mpmath.mpf):
+        if not mpmath.isfinite(value):
+            expr = sp.oo if value > 0 else -sp.oo
+        else:
+            man, exp = value.man_exp
+            expr = sp.Integer(man) * sp.Integer(2) ** exp
+    elif isinstance(value, float):
+        value = float(value)  # numpy float64 -> float (its repr differs)
+        if math.isinf(value):
+            expr = sp.oo if value > 0 else -sp.oo
+        elif math.isnan(value):
+            raise InvalidParameterError(param, value, "a real number")
+        else:
+            warnings.warn(
+                f"{param}: binary float {value!r} converted to the Rational {repr(value)}; "
+                "pass a string for an exact value",
+                InexactInputWarning,
+                stacklevel=2,
+            )
+            expr = sp.Rational(repr(value))
+    elif isinstance(value, numbers.Real):  # numpy scalars
+        return to_exact(float(value), param, allow_infinite=allow_infinite)
+    elif isinstance(value, str):
+        expr = parse_constant(value, param)
+    else:
+        raise InvalidParameterError(param, value, "a real number (int, str, Fraction, SymPy number or mpf)")
+    if expr.has(sp.zoo, sp.nan) or not expr.is_number:
+        raise InvalidParameterError(param, value, "a real number")
+    if expr in (sp.oo, -sp.oo):
+        if allow_infinite:
+            return expr
+        raise InvalidParameterError(param, value, "a finite real number")
+    if expr.has(sp.Float):
+        expr = sp.nsimplify(expr, rational=True)
+    if expr.is_real is False or (expr.is_real is None and abs(sp.im(sp.N(expr, 30))) > 0):
+        raise InvalidParameterError(param, value, "a real number")
+    return expr
+
+
+def to_float(value, param: str = "value") -> float:
+    """float64 value of a number or an exact string (for float64 fast paths; no inexactness warning)."""
+    if isinstance(value, bool):
+        raise InvalidParameterError(param, value, "a real number")
+    if isinstance(value, (int, float, numbers.Real)) and not isinstance(value, sp.Basic):
+        v = float(value)
+    else:
+        v = float(to_exact(value, param, allow_infinite=True))
+    if math.isnan(v):
+        raise InvalidParameterError(param, value, "a real number")
+    return v
+
+
+def float_in(value, param: str, *, lo: float = 0.0, strict: bool = True) -> float:
+    """:func:`to_float` after checking ``value > lo`` (``>= lo`` if not strict); else a clear error."""
+    v = to_float(value, param)
+    if not (v > lo if strict else v >= lo) or math.isinf(v):
+        raise InvalidParameterError(param, value, f"a real number {'>' if strict else '>='} {lo:g}")
+    return v
+
+
+def to_mpf(value, dps: int):
+    """Evaluate an exact real SymPy number (or mpf/int) as ``mpf`` with ``dps`` digits.
+
+    Must be called inside the caller's ``mpmath.workdps`` block: the result is a
+    plain ``mpf`` rounded to the current working precision.
+
+    >>> with mpmath.workdps(20):
+    ...     print(to_mpf(sp.sqrt(2), 20))
+    1.4142135623730950488
+    """
+    if isinstance(value, mpmath.mpf):
+        return +value
+    if isinstance(value, (int, fractions.Fraction)):
+        value = to_exact(value)
+    if isinstance(value, float):
+        value = to_exact(value)
+    if value is sp.oo:
+        return mpmath.inf
+    if value is -sp.oo:
+        return -mpmath.inf
+    num = sp.N(value, dps + GUARD_DIGITS)
+    if isinstance(num, sp.Float):
+        return mpmath.mpf(num._mpf_)
+    re, im = num.as_real_imag()
+    if im != 0 and abs(im) > sp.Float(10) ** (-(dps + 2)) * (1 + abs(re)):
+        raise InvalidParameterError("value", value, "a real number")
+    return mpmath.mpf(sp.Float(re, dps + GUARD_DIGITS)._mpf_)
+
+
+def nstr(value, dps: int) -> str:
+    """Decimal string of *value* with ``dps`` significant digits (``hermite.md`` §5.7)."""
+    if isinstance(value, sp.Basic):
+        if value.is_zero:
+            return "0"
+        with precision(dps):
+            value = to_mpf(value, dps)
+    if isinstance(value, (int,)):
+        return str(value)
+    if isinstance(value, mpmath.mpf) and value == 0:
+        return "0"
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        return repr(value) if dps >= 17 else f"{value:.{dps}g}"
+    with precision(dps):
+        return mpmath.nstr(mpmath.mpf(value), dps, strip_zeros=False, min_fixed=-6, max_fixed=12)
+
+
+def check_dps(dps, hi: int, param: str = "dps", *, optional: bool = True):
+    """The one check of a requested number of digits: an integer in [1, hi] (or None when optional)."""
+    if dps is None and optional:
+        return None
+    if isinstance(dps, bool) or not isinstance(dps, numbers.Integral) or not 1 <= int(dps) <= hi:
+        raise InvalidParameterError(param, dps, f"an integer in [1, {hi}]")
+    return int(dps)
+
+
+def check_positive(value, param: str, *, strict: bool = True):
+    """Return ``value`` as exact number after checking ``value > 0`` (or ``>= 0``)."""
+    v = to_exact(value, param)
+    ok = bool(v > 0) if strict else bool(v >= 0)
+    if not ok:
+        raise InvalidParameterError(param, value, "a real number > 0" if strict else "a real number >= 0")
+    return v
+
+
+def check_range(value, param: str, lo=None, hi=None, *, lo_open=True, hi_open=True, allow_infinite=False):
+    """Return ``value`` as exact number after checking it lies in the interval (lo, hi)."""
+    v = to_exact(value, param, allow_infinite=allow_infinite)
+    ok = True
+    if lo is not None:
+        ok &= bool(v > lo) if lo_open else bool(v >= lo)
+    if hi is not None:
+        ok &= bool(v < hi) if hi_open else bool(v <= hi)
+    if not ok:
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        rng = f"{left}{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}{right}"
+        raise InvalidParameterError(param, value, f"a real number in {rng}")
+    return v
+
+
+def check_real(v, name, lo, hi):
+    """A finite real parameter in [lo, hi] (``None``: unbounded); floats and mpf stay as given (no inexactness
+    warning), everything else becomes exact."""
+    val = float(v) if isinstance(v, (float, mpmath.mpf, np.floating)) else to_exact(v, name)
+    f = float(val)
+    if not math.isfinite(f) or (lo is not None and f < lo) or (hi is not None and f > hi):
+        rng = f"[{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]"
+        raise InvalidParameterError(name, v, f"a real number in {rng}")
+    return v if isinstance(v, mpmath.mpf) else val

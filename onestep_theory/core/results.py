@@ -1,0 +1,102 @@
+"""Small result dataclasses with ``to_dict()`` / JSON and provenance.
+
+High-precision numbers are serialised as decimal strings with the requested number
+of digits; exact SymPy values are also given as SymPy strings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import mpmath
+import numpy as np
+import sympy as sp
+
+from .exact import nstr
+
+__all__ = ["Result", "serialize", "provenance", "digits_of", "vouched"]
+
+
+def provenance(dps=None, method=None, references=(), **extra) -> dict:
+    """Common provenance block: package version, precision, method, equations."""
+    from .. import __version__
+
+    out = {"package": "onestep_theory", "version": __version__}
+    if dps is not None:
+        out["dps"] = dps
+    if method is not None:
+        out["method"] = method
+    if references:
+        out["references"] = list(references)
+    out.update(extra)
+    return out
+
+
+def serialize(value, dps: int = 17):
+    """Convert *value* to JSON-compatible data; mpf and SymPy numbers become strings."""
+    if isinstance(value, Result):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return {str(k): serialize(v, dps) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [serialize(v, dps) for v in value]
+    if isinstance(value, np.ndarray):
+        return [serialize(v, dps) for v in value.tolist()]
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else str(v)
+    if isinstance(value, mpmath.mpf):
+        return nstr(value, dps)
+    if isinstance(value, mpmath.mpc):
+        return {"re": nstr(value.real, dps), "im": nstr(value.imag, dps)}
+    if isinstance(value, sp.Basic):
+        if value.is_number:
+            return nstr(value, dps)
+        return str(value)
+    return str(value)
+
+
+@dataclasses.dataclass
+class Result:
+    """Base class: subclasses are dataclasses; ``dps`` sets the digits of serialised numbers."""
+
+    def _dps(self) -> int:
+        return getattr(self, "dps", None) or 17
+
+    def to_dict(self) -> dict:
+        d = {}
+        for f in dataclasses.fields(self):
+            if f.name.startswith("_"):
+                continue
+            d[f.name] = serialize(getattr(self, f.name), self._dps())
+        return d
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+
+def digits_of(value, err) -> int:
+    """Significant digits vouched for by an absolute error estimate."""
+    v, e = abs(float(value)), float(err)
+    if v == 0 or not math.isfinite(e):
+        return 0
+    if e == 0:
+        return 17
+    return max(0, int(math.floor(-math.log10(e / v))))
+
+
+def vouched(value, err) -> str:
+    """Decimal string of ``value`` with only the digits its absolute error ``err`` vouches for."""
+    v = float(value)
+    if v == 0:
+        return "0"
+    dg = digits_of(value, err)
+    if dg < 1:
+        return f"{v:.1e}"
+    return nstr(value, min(dg, 200)) if not isinstance(value, float) else f"{v:.{min(dg, 17)}g}"

@@ -1,0 +1,22 @@
+"""Finite-size numpy simulation of every theory quantity (docs/theory/spike-theory.md §9,
+docs/theory/srf-theory.md §10).
+
+==========================  ===========================================================  ==========================
+function                    what it simulates                                            docs/theory
+==========================  ===========================================================  ==========================
+:func:`sim_resolvent`       traces m1, m2 and their λ-derivatives of the RF resolvent     spike-theory.md §9.4
+:func:`sim_spikes`          one-step network (protocol A): training/test gains            spike-theory.md §9.2
+:func:`sim_spike_model`     Gaussian-equivalent spike model (protocol B, limit/finite)    spike-theory.md §9.3
+:func:`sim_giant_step`      one giant step, ridge on fresh data, measured r, c, γ         srf-theory.md §10.2
+:func:`sim_srf`             direct spiked-random-features ridge, order parameters         srf-theory.md §10.1
+:func:`sim_spectrum`        eigenvalues of ΦᵀΦ/p, top (mean) spike, Stieltjes transform   srf-theory.md §10.3
+==========================  ===========================================================  ==========================
+"""
+
+from .base import Ridge, SimulationResult, Stat, available_memory, check_memory, sizes_spike, sizes_srf, spawn
+from .spikes import sim_resolvent, sim_spike_model, sim_spikes
+from .srf import empirical_spectrum, sim_giant_step, sim_spectrum, sim_srf
+
+__all__ = ["Ridge", "SimulationResult", "Stat", "available_memory", "check_memory", "sizes_spike", "sizes_srf", "spawn",
+           "sim_resolvent", "sim_spike_model", "sim_spikes", "empirical_spectrum", "sim_giant_step", "sim_spectrum",
+           "sim_srf"]

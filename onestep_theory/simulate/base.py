@@ -1,0 +1,325 @@
+r"""Shared infrastructure of the finite-size simulations: statistics, seeds, sizes and memory, random
+objects, float64 activations, ridge solves and test errors.
+
+The protocols live in :mod:`onestep_theory.simulate.spikes` and :mod:`onestep_theory.simulate.srf`:
+
+==========================  ===========================================================  ==========================
+function                    what it simulates                                            specification
+==========================  ===========================================================  ==========================
+:func:`sim_resolvent`       traces m1, m2 and their λ-derivatives of the RF resolvent     docs/theory/spike-theory.md §9.4
+:func:`sim_spikes`          one-step network (protocol A): training/test gains            docs/theory/spike-theory.md §9.2
+:func:`sim_spike_model`     Gaussian-equivalent spike model (protocol B, limit/finite)    docs/theory/spike-theory.md §9.3
+:func:`sim_giant_step`      one giant step, ridge on fresh data, measured r, c, γ         docs/theory/srf-theory.md §10.2
+:func:`sim_srf`             direct spiked-random-features ridge, order parameters         docs/theory/srf-theory.md §10.1
+:func:`sim_spectrum`        eigenvalues of ΦᵀΦ/p, top (mean) spike, Stieltjes transform   docs/theory/srf-theory.md §10.3
+==========================  ===========================================================  ==========================
+
+Every routine takes ``seed`` (an int, a :class:`numpy.random.SeedSequence` or a
+:class:`numpy.random.Generator`) and ``reps``; repetition *k* uses the *k*-th child of
+``SeedSequence(seed).spawn(reps)``, itself split into independent streams for weights,
+training data and test data.  Each quantity is returned as mean, standard error and
+per-repetition values (:class:`Stat`).  Ridge problems are solved through
+:class:`Ridge` (Cholesky, or one eigendecomposition for a λ path); no explicit inverse
+is ever formed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+
+import numpy as np
+import scipy.linalg as sla
+
+from ..core.errors import InvalidParameterError
+from ..core.exact import float_in
+from ..hermite.activation import Activation
+from ..core.results import Result
+
+__all__ = ["Stat", "SimulationResult", "Ridge", "spawn", "sizes_spike", "sizes_srf", "available_memory", "check_memory",
+           "collect", "check_reps", "positive", "nonnegative", "lam_grid", "sphere_rows", "unit_vector", "Fn",
+           "test_mse", "report_progress", "teacher_fn", "MEMORY_SHARE"]
+
+
+# --------------------------------------------------------------------------- statistics
+@dataclasses.dataclass
+class Stat:
+    """Mean, standard error (``std(ddof=1)/sqrt(reps)``; ``nan`` for one repetition) and values."""
+
+    values: list
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.values))
+
+    @property
+    def se(self) -> float:
+        v = np.asarray(self.values, dtype=float)
+        return float(np.std(v, ddof=1) / math.sqrt(v.size)) if v.size > 1 else float("nan")
+
+    def to_dict(self) -> dict:
+        se = self.se
+        return {"mean": self.mean, "se": None if math.isnan(se) else se, "values": [float(v) for v in self.values]}
+
+
+@dataclasses.dataclass
+class SimulationResult(Result):
+    """Output of a simulation protocol.
+
+    ``stats`` maps quantity names to :class:`Stat`; ``extra`` holds arrays that are not
+    averaged (e.g. eigenvalues of the first repetition).
+    """
+
+    protocol: str
+    params: dict
+    stats: dict
+    seed: object
+    reps: int
+    seconds: float
+    extra: dict
+    provenance: dict
+
+    def __getitem__(self, key) -> Stat:
+        return self.stats[key]
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d["stats"] = {k: v.to_dict() for k, v in self.stats.items()}
+        return d
+
+
+def spawn(seed, reps: int, streams: int = 3) -> list:
+    """``reps`` tuples of ``streams`` independent Generators (weights, train, test)."""
+    if isinstance(seed, np.random.Generator):
+        children = seed.bit_generator.seed_seq.spawn(reps)
+    elif isinstance(seed, np.random.SeedSequence):
+        children = seed.spawn(reps)
+    else:
+        if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise InvalidParameterError("seed", seed, "an integer >= 0, a SeedSequence or a Generator")
+        children = np.random.SeedSequence(seed).spawn(reps)
+    return [tuple(np.random.default_rng(s) for s in c.spawn(streams)) for c in children]
+
+
+def collect(rows: list) -> dict:
+    keys = rows[0].keys()
+    return {k: Stat([r[k] for r in rows]) for k in keys}
+
+
+def check_reps(reps):
+    if not isinstance(reps, (int, np.integer)) or isinstance(reps, bool) or reps < 1:
+        raise InvalidParameterError("reps", reps, "an integer >= 1")
+
+
+def positive(value, name, integer=False):
+    v = float_in(value, name)
+    if integer:
+        if v != int(v):
+            raise InvalidParameterError(name, value, "an integer >= 1")
+        return int(v)
+    return v
+
+
+def nonnegative(value, name):
+    return float_in(value, name, strict=False)
+
+
+def lam_grid(lam) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(lam, dtype=float))
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise InvalidParameterError("lam", lam, "real number(s) > 0")
+    return arr
+
+
+#: Share of the available memory a simulation may plan to use without ``force``.
+MEMORY_SHARE = 0.8
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (MemAvailable of /proc/meminfo; physical memory otherwise)."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2**34
+
+
+def check_memory(nbytes: float, force: bool, what: str) -> None:
+    """Refuse a simulation whose estimated peak memory exceeds the available memory (unless ``force``)."""
+    avail = available_memory()
+    if nbytes > MEMORY_SHARE * avail and not force:
+        raise InvalidParameterError("d", what, f"sizes whose arrays fit in memory: estimated peak {nbytes / 2**30:.3g} "
+                                    f"GiB, available {avail / 2**30:.3g} GiB (reduce d or the ratios, or force=True, "
+                                    "CLI --force)")
+
+
+def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False) -> tuple:
+    """Resolve (n, d, N) of the spike theory from sizes and/or ratios φ = d/n, ψ = d/N."""
+    if d is None:
+        if n is None or phi is None:
+            raise InvalidParameterError("d", d, "an integer >= 1 (or give n and phi)")
+        d = round(positive(phi, "phi") * positive(n, "n", True))
+    d = positive(d, "d", True)
+    if n is None:
+        if phi is None:
+            raise InvalidParameterError("n", n, "an integer >= 1 (or give phi)")
+        n = max(1, round(d / positive(phi, "phi")))
+    n = positive(n, "n", True)
+    if N is None:
+        if psi is None:
+            raise InvalidParameterError("N", N, "an integer >= 1 (or give psi)")
+        N = max(1, round(d / positive(psi, "psi")))
+    N = positive(N, "N", True)
+    if phi is not None and abs(d / n - float(phi)) > 0.01 * float(phi):
+        raise InvalidParameterError("phi", phi, f"consistent with d/n = {d}/{n}", "mismatched sizes")
+    if psi is not None and abs(d / N - float(psi)) > 0.01 * float(psi):
+        raise InvalidParameterError("psi", psi, f"consistent with d/N = {d}/{N}", "mismatched sizes")
+    # two datasets X (n x d), weights (N x d), features (n x N) twice, Gram/eigen (min(n, N)^2) twice
+    check_memory(8.0 * (2 * n * d + N * d + 2 * n * N + 2 * min(n, N) ** 2), force, f"n={n}, d={d}, N={N}")
+    return n, d, N
+
+
+def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, force=False) -> tuple:
+    """Resolve (d, n, p, n0) of the sRF theory from d and α = n/d, β = p/d, α0 = n0/d."""
+    d = positive(d, "d", True)
+    if n is None:
+        n = max(1, round(positive(alpha, "alpha") * d)) if alpha is not None else None
+    if p is None:
+        p = max(1, round(positive(beta, "beta") * d)) if beta is not None else None
+    if n0 is None and alpha0 is not None:
+        n0 = max(1, round(positive(alpha0, "alpha0") * d))
+    for v, name in ((n, "n"), (p, "p")):
+        if v is None:
+            raise InvalidParameterError(name, v, "an integer >= 1 (or give the ratio)")
+        positive(v, name, True)
+    # X (n x d), W (p x d), features (n x p) twice, Gram (min(n, p)^2) twice, the step batch (n0 x d, n0 x p),
+    # a test batch of 4000 rows
+    m = (n0 or 0)
+    check_memory(8.0 * (n * d + 2 * p * d + 2 * n * p + 2 * min(n, p) ** 2 + m * (d + p) + 4000 * (d + p)), force,
+                 f"d={d}, n={n}, p={p}" + (f", n0={n0}" if n0 else ""))
+    return d, int(n), int(p), (int(n0) if n0 is not None else None)
+
+
+# --------------------------------------------------------------------------- random objects
+def sphere_rows(rng, rows, d) -> np.ndarray:
+    w = rng.standard_normal((rows, d))
+    w /= np.linalg.norm(w, axis=1, keepdims=True)
+    return w
+
+
+def unit_vector(rng, d) -> np.ndarray:
+    v = rng.standard_normal(d)
+    return v / np.linalg.norm(v)
+
+
+class Fn:
+    """float64 callables of an activation: value, derivative, and Hermite constants."""
+
+    def __init__(self, spec, param, center=False):
+        self.act = Activation.from_any(spec, param, center=center)
+        self.f = self.act.numpy()
+        self._df = None
+
+    @property
+    def df(self):
+        if self._df is None:
+            self._df = self.act.numpy_derivative()
+        return self._df
+
+    def c(self, k) -> float:
+        return float(self.act.coeff(k, 17))
+
+    def c_gt1(self) -> float:
+        return float(self.act.c_gt1(17))
+
+
+# --------------------------------------------------------------------------- ridge
+class Ridge:
+    r"""Ridge regression :math:`\min_a\|y-Fa\|^2+\mu\|a\|^2` for many μ without inverses.
+
+    ``method="cholesky"`` factorises :math:`F^\top F+\mu I` (or :math:`FF^\top+\mu I`, whichever
+    is smaller) for each μ; ``method="eigh"`` diagonalises the smaller Gram matrix once and
+    serves every μ in :math:`O(m^2)`.  ``"auto"`` picks eigh for more than 6 values of μ.
+
+    Methods return the coefficients :math:`\hat a(\mu)` and the optimum value
+    :math:`\mu\,y^\top(FF^\top+\mu I)^{-1}y`.
+    """
+
+    def __init__(self, F: np.ndarray, y: np.ndarray, n_mu: int = 1, method: str = "auto"):
+        self.F = F
+        self.y = y
+        self.n, self.N = F.shape
+        self.primal = self.N <= self.n
+        if method == "auto":
+            method = "eigh" if n_mu > 6 else "cholesky"
+        if method not in ("eigh", "cholesky"):
+            raise InvalidParameterError("method", method, "'auto', 'eigh' or 'cholesky'")
+        self.method = method
+        self.G = F.T @ F if self.primal else F @ F.T
+        self.b = F.T @ y if self.primal else y
+        self.yy = float(y @ y)
+        if method == "eigh":
+            self.s, self.V = np.linalg.eigh(self.G)
+            self.s = np.clip(self.s, 0, None)
+            self.bV = self.V.T @ self.b
+
+    def _solve(self, mu, rhs):
+        if self.method == "eigh":
+            return self.V @ ((self.V.T @ rhs) / (self.s + mu)[:, None] if rhs.ndim == 2 else
+                             (self.V.T @ rhs) / (self.s + mu))
+        m = self.G.copy()
+        m[np.diag_indices_from(m)] += mu
+        cf = sla.cho_factor(m, lower=True, overwrite_a=True, check_finite=False)
+        return sla.cho_solve(cf, rhs, check_finite=False)
+
+    def coef(self, mu: float) -> np.ndarray:
+        """:math:`\\hat a(\\mu)=(F^\\top F+\\mu)^{-1}F^\\top y=F^\\top(FF^\\top+\\mu)^{-1}y`."""
+        if self.method == "eigh":
+            z = self.V @ (self.bV / (self.s + mu))
+        else:
+            z = self._solve(mu, self.b)
+        return z if self.primal else self.F.T @ z
+
+    def objective(self, mu: float) -> float:
+        """:math:`\\min_a\\|y-Fa\\|^2+\\mu\\|a\\|^2=\\mu\\,y^\\top(FF^\\top+\\mu)^{-1}y`."""
+        if self.method == "eigh":
+            q = float(np.sum(self.bV**2 / (self.s + mu)))
+        else:
+            q = float(self.b @ self._solve(mu, self.b))
+        return self.yy - q if self.primal else mu * q
+
+
+def test_mse(features, d, coefs, n_test, batch, rng_test, target_fn):
+    """Mean squared test error of the readout(s) ``coefs`` (a vector, or one column per λ) over ``n_test``
+    fresh N(0, I_d) points, in batches of ``batch`` rows (features built per batch): a float, or an array."""
+    coefs = np.asarray(coefs)
+    many = coefs.ndim == 2
+    sq = np.zeros(coefs.shape[1]) if many else 0.0
+    done = 0
+    while done < n_test:
+        m = min(batch, n_test - done)
+        Xt = rng_test.standard_normal((m, d))
+        y = target_fn(Xt)
+        err = (y[:, None] if many else y) - features(Xt) @ coefs
+        sq = sq + np.sum(err * err, axis=0)
+        done += m
+    return sq / n_test if many else float(sq) / n_test
+
+
+def report_progress(progress, i, total):
+    if callable(progress):
+        progress(i, total)
+    elif progress not in (None, False):
+        raise InvalidParameterError("progress", progress, "a callable(i, total), None or False")
+
+
+def teacher_fn(teacher_spec):
+    t = Fn(teacher_spec, "teacher")
+    return t

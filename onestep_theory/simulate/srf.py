@@ -1,0 +1,221 @@
+r"""Simulation protocols of the spiked random-features theory [CPDKLZL24] (docs/theory/srf-theory.md §10).
+
+* :func:`sim_giant_step` — the full network: one giant step, ridge on fresh data, measured r, c, γ (§10.2);
+* :func:`sim_srf` — the spiked random-features ridge directly, with the order parameters (§10.1);
+* :func:`sim_spectrum` — eigenvalues of ΦᵀΦ/p, the top (mean) spike and the Stieltjes transform (§10.3);
+* :func:`empirical_spectrum` — F1 weights of a sampled bulk for the saddle point (§4.6).
+
+Theory modules never draw random numbers: every random object of the sRF model is drawn here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..core.errors import InvalidParameterError
+from ..core.results import provenance
+from ..srf.priors import empirical_from_weights
+from .base import (Fn, Ridge, SimulationResult, check_reps, collect, lam_grid, nonnegative, report_progress, sizes_srf,
+                   spawn, sphere_rows, teacher_fn, test_mse, unit_vector)
+
+__all__ = ["sim_giant_step", "sim_srf", "sim_spectrum", "empirical_spectrum", "srf_weights", "ridge_sum"]
+
+
+def ridge_sum(Phi, y, p, n_lam=1):
+    """Readout (4) of srf-theory.md: min sum (y - a^T phi/sqrt p)^2 + lam ||a||^2."""
+    return Ridge(Phi / math.sqrt(p), y, n_mu=n_lam)
+
+
+def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, noise_var=0.0, n_test=20000,
+                   seed=0, reps=1, batch=4000, progress=None, force=False) -> SimulationResult:
+    r"""Full network protocol of docs/theory/srf-theory.md §10.2 (one giant step, ridge on fresh data).
+
+    :math:`W^0` with unit rows, :math:`a^0=\mathbf 1/\sqrt p`, step on :math:`n_0=\alpha_0d`
+    samples with :math:`\eta=\tilde\eta p` (row update of §1, the initial output kept), ridge
+    (4) with sum loss on :math:`n=\alpha d` fresh samples, test error (5) on ``n_test`` fresh
+    points.  Diagnostics: with :math:`\bar\Delta` the mean row of :math:`W^1-W^0`,
+    :math:`\hat r=\|\bar\Delta\|`, :math:`\hat\gamma=\theta^\top\bar\Delta/\hat r`,
+    :math:`\hat c=\frac1p\sum_i\|w_i^1-\bar\Delta\|^2`.  ``lam`` may be a list (one
+    decomposition serves the path).
+    """
+    d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force)
+    lams = lam_grid(lam)
+    check_reps(reps)
+    eta = nonnegative(eta, "eta")
+    noise_var = nonnegative(noise_var, "noise_var")
+    s = Fn(student, "student")
+    t = teacher_fn(teacher)
+    t0 = time.perf_counter()
+    rows = []
+    for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
+        W0 = sphere_rows(rw, p, d)
+        theta = unit_vector(rw, d)
+        X0 = rtr.standard_normal((n0, d))
+        y0 = t.f(X0 @ theta) + math.sqrt(noise_var) * rtr.standard_normal(n0)
+        Z = X0 @ W0.T
+        e = y0 - s.f(Z).sum(axis=1) / p          # f = (1/sqrt p) a^T sigma, a = 1/sqrt p
+        M = s.df(Z)
+        del Z
+        M *= e[:, None]
+        W1 = W0 + (eta / n0) * (M.T @ X0)
+        del M, X0
+        dbar = (W1 - W0).mean(axis=0)
+        r_hat = float(np.linalg.norm(dbar))
+        row = {"r": r_hat, "gamma": float(theta @ dbar) / r_hat if r_hat > 0 else 0.0,
+               "c": float(np.sum((W1 - dbar) ** 2)) / p}
+        X = rtr.standard_normal((n, d))
+        y = t.f(X @ theta) + math.sqrt(noise_var) * rtr.standard_normal(n)
+        Phi = s.f(X @ W1.T)
+        del X
+        rg = ridge_sum(Phi, y, p, lams.size)
+        del Phi
+        feats = (lambda Xt: s.f(Xt @ W1.T) / math.sqrt(p))
+        if lams.size == 1:
+            row["test_error"] = test_mse(feats, d, rg.coef(lams[0]), n_test, batch, rte, lambda Xt: t.f(Xt @ theta))
+        else:
+            coefs = np.stack([rg.coef(lv) for lv in lams], axis=1)
+            errs = test_mse(feats, d, coefs, n_test, batch, rte, lambda Xt: t.f(Xt @ theta))
+            for lv, ev in zip(lams, errs):
+                row[f"test_error@{lv:g}"] = float(ev)
+        rows.append(row)
+        report_progress(progress, k + 1, reps)
+    return SimulationResult(
+        protocol="giant-step",
+        params=dict(student=s.act.name, teacher=t.act.name, d=d, n=n, p=p, n0=n0, alpha=n / d, beta=p / d,
+                    alpha0=n0 / d, eta=eta, lam=lams.tolist(), noise_var=noise_var, n_test=n_test),
+        stats=collect(rows), seed=seed if not isinstance(seed, np.random.Generator) else "generator",
+        reps=reps, seconds=time.perf_counter() - t0, extra={},
+        provenance=provenance(method="exact one-step gradient; ridge by Cholesky/eigh",
+                              references=["docs/theory/srf-theory.md §10.2", "docs/theory/srf-theory.md §1"]))
+
+
+def srf_weights(rw, d, p, r, c, gamma):
+    """docs/theory/srf-theory.md §10.1 step 1: W = sqrt(c) W0 + r 1 v^T, theta = gamma v + rho theta_perp."""
+    W0 = sphere_rows(rw, p, d)
+    v = unit_vector(rw, d)
+    tp = rw.standard_normal(d)
+    tp -= (tp @ v) * v
+    tp /= np.linalg.norm(tp)
+    rho = math.sqrt(max(0.0, 1 - gamma**2))
+    theta = gamma * v + rho * tp
+    Wt = math.sqrt(c) * W0
+    return Wt, v, tp, theta
+
+
+def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var=0.0, n_test=20000,
+            features="network", mu_fns=None, seed=0, reps=1, batch=4000, progress=None, force=False) -> SimulationResult:
+    r"""Direct spiked-random-features ridge simulation (docs/theory/srf-theory.md §10.1).
+
+    Features :math:`\sigma(XW^\top)` with :math:`W=\sqrt cW_0+r\mathbf 1v^\top`, labels
+    :math:`\sigma_\star(X\theta)+\sqrt\Delta\varepsilon`, ridge (4), test error (5), and the measured
+    order parameters of (17): :math:`m=\mathbf 1^\top\hat a/\sqrt p`,
+    :math:`\vartheta=\hat a^\top\tilde Wv/\sqrt p`, :math:`\psi=\hat a^\top\tilde W\theta_\perp/\sqrt p`,
+    :math:`q_1=\hat a^\top\Omega\hat a/p` (:math:`\Omega=\tilde W\Pi\tilde W^\top`), :math:`q_2=\|\hat a\|^2/p`.
+
+    ``features="cgep"`` replaces every row by :math:`\mu_0(\kappa)\mathbf 1+\mu_1(\kappa)\tilde Wx+\mu_\star(\kappa)\xi`
+    (Result 3.2), with ``mu_fns = (mu0, mu1, mustar)`` vectorised float64 callables of κ.
+    """
+    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
+    lam = float(lam_grid(lam)[0])
+    check_reps(reps)
+    r, c, gamma = float(r), float(c), float(gamma)
+    if not (math.isfinite(r) and r >= 0):
+        raise InvalidParameterError("r", r, "a real number >= 0")
+    if not (math.isfinite(c) and c > 0):
+        raise InvalidParameterError("c", c, "a real number > 0")
+    if not -1 <= gamma <= 1:
+        raise InvalidParameterError("gamma", gamma, "a real number in [-1, 1]")
+    if features not in ("network", "cgep"):
+        raise InvalidParameterError("features", features, "'network' or 'cgep'")
+    if features == "cgep" and mu_fns is None:
+        raise InvalidParameterError("mu_fns", None, "(mu0, mu1, mustar) callables for features='cgep'")
+    noise_var = nonnegative(noise_var, "noise_var")
+    s = Fn(student, "student")
+    t = teacher_fn(teacher)
+    t0 = time.perf_counter()
+    rows = []
+    for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
+        Wt, v, tp, theta = srf_weights(rw, d, p, r, c, gamma)
+        W = Wt + r * v[None, :]
+
+        def feat(X, rng=None, W=W, Wt=Wt, v=v):
+            if features == "network":
+                return s.f(X @ W.T)
+            kap = X @ v
+            m0, m1, ms = (f(kap) for f in mu_fns)
+            return m0[:, None] + m1[:, None] * (X @ Wt.T) + ms[:, None] * rng.standard_normal((X.shape[0], p))
+
+        X = rtr.standard_normal((n, d))
+        y = t.f(X @ theta) + math.sqrt(noise_var) * rtr.standard_normal(n)
+        Phi = feat(X, rtr)
+        del X
+        rg = ridge_sum(Phi, y, p)
+        del Phi
+        ahat = rg.coef(lam)
+        feats = (lambda Xt, feat=feat: feat(Xt, rte) / math.sqrt(p))
+        row = {"test_error": test_mse(feats, d, ahat, n_test, batch, rte, lambda Xt: t.f(Xt @ theta))}
+        sp_ = math.sqrt(p)
+        Wv = Wt @ v
+        Wtp = Wt @ tp
+        WPa = Wt.T @ ahat - (Wv @ ahat) * v         # Pi W~^T a
+        row.update(m=float(ahat.sum()) / sp_, theta=float(ahat @ Wv) / sp_, psi=float(ahat @ Wtp) / sp_,
+                   q1=float(WPa @ WPa) / p, q2=float(ahat @ ahat) / p)
+        rows.append(row)
+        report_progress(progress, k + 1, reps)
+    return SimulationResult(
+        protocol=f"srf-{features}",
+        params=dict(student=s.act.name, teacher=t.act.name, d=d, n=n, p=p, alpha=n / d, beta=p / d, r=r, c=c,
+                    gamma=gamma, lam=lam, noise_var=noise_var, n_test=n_test),
+        stats=collect(rows), seed=seed if not isinstance(seed, np.random.Generator) else "generator",
+        reps=reps, seconds=time.perf_counter() - t0, extra={},
+        provenance=provenance(method="Cholesky ridge (4)", references=["docs/theory/srf-theory.md §10.1", "docs/theory/srf-theory.md §4.1"]))
+
+
+def sim_spectrum(student, d, *, r, c, gamma=1.0, alpha, beta, lam=(0.1, 0.5, 1.0, 3.0), seed=0, reps=1,
+                 progress=None, force=False) -> SimulationResult:
+    r"""Spectrum of :math:`A=\Phi^\top\Phi/p` for sRF features (docs/theory/srf-theory.md §10.3, §7).
+
+    Returns the top eigenvalue (the mean spike, predicted at :math:`n\,\mathbb E_\kappa\mu_0^2`),
+    the empirical Stieltjes transform :math:`\frac1p\sum_k(\lambda_k+\lambda)^{-1}` at each λ
+    (theory :math:`V_2(\lambda)`), and the eigenvalues of the first repetition in ``extra``.
+    """
+    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
+    lams = lam_grid(lam)
+    check_reps(reps)
+    s = Fn(student, "student")
+    t0 = time.perf_counter()
+    rows = []
+    extra = {}
+    for k, (rw, rtr, _) in enumerate(spawn(seed, reps)):
+        Wt, v, _, _ = srf_weights(rw, d, p, float(r), float(c), float(gamma))
+        W = Wt + float(r) * v[None, :]
+        X = rtr.standard_normal((n, d))
+        Phi = s.f(X @ W.T)
+        del X
+        ev = np.linalg.eigvalsh(Phi.T @ Phi / p) if p <= n else np.concatenate(
+            [np.linalg.eigvalsh(Phi @ Phi.T / p), np.zeros(p - n)])
+        ev = np.sort(np.clip(ev, 0, None))
+        row = {"top_eigenvalue": float(ev[-1]), "second_eigenvalue": float(ev[-2])}
+        for lv in lams:
+            row[f"stieltjes@{lv:g}"] = float(np.mean(1.0 / (ev + lv)))
+        rows.append(row)
+        if k == 0:
+            extra["eigenvalues"] = ev.tolist()
+        report_progress(progress, k + 1, reps)
+    return SimulationResult(
+        protocol="spectrum", params=dict(student=s.act.name, d=d, n=n, p=p, alpha=n / d, beta=p / d, r=float(r),
+                                         c=float(c), gamma=float(gamma), lam=lams.tolist()),
+        stats=collect(rows), seed=seed if not isinstance(seed, np.random.Generator) else "generator",
+        reps=reps, seconds=time.perf_counter() - t0, extra=extra,
+        provenance=provenance(method="dense eigendecomposition", references=["docs/theory/srf-theory.md §10.3", "§7"]))
+
+
+def empirical_spectrum(d, p, c, gamma, seed=0):
+    r"""F1 weights (docs/theory/srf-theory.md §4.6) of a freshly sampled sRF bulk :math:`\tilde W=\sqrt cW_0` (unit
+    rows), a uniform unit ``v`` and :math:`\theta=\gamma v+\rho\theta_\perp`, drawn as in :func:`sim_srf`; see
+    :func:`~onestep_theory.srf.priors.empirical_from_weights`."""
+    Wt, v, _, theta = srf_weights(np.random.default_rng(seed), int(d), int(p), 0.0, float(c), float(gamma))
+    return empirical_from_weights(Wt, v, theta)

@@ -1,0 +1,250 @@
+r"""Bounds on the sRF test error, eqs. (26)–(31) of [CPDKLZL24] (srf-theory.md §6).
+
+At :math:`\gamma=1` (hence :math:`c=1`, :math:`r=\tilde\eta\mu_1|\mu_1^\star|`), with
+:math:`\langle f,g\rangle=\mathbb E_{\kappa}[fg]` (166):
+
+* (26) upper bound :math:`\|\sigma_\star\|^2-\langle\sigma_\star,\mu_0\rangle^2/\|\mu_0\|^2` (distance to span μ0),
+* (27) lower bound :math:`\min_{m,\vartheta}\|\sigma_\star-m\mu_0-\vartheta\kappa\mu_1\|^2`,
+* (28) both minimised over the learning rate η̃ (1-D searches),
+* the best linear (kernel) baseline :math:`\|\sigma_\star\|^2-\mu_1^{\star2}-(\mathbb E\sigma_\star)^2`.
+
+For :math:`\gamma<1` the derived extension of §6 is used (teacher smoothed to :math:`h(\kappa)`, and a 3×3
+least-squares problem including :math:`\psi\mu_1z`); results carry ``extension=True``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mpmath
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from ..core.exact import check_dps, check_real
+from ..core.errors import ConvergenceError, InvalidParameterError
+from ..hermite.activation import Activation
+from .mapping import srf_params
+from ..core.precision import GUARD_DIGITS, precision
+from ..core.results import Result, digits_of, provenance, vouched
+from .kappa import srf_setup
+from .solve import MAX_LEVEL, MAX_SRF_DPS
+
+__all__ = ["Bounds", "bounds", "best_linear"]
+
+
+def best_linear(teacher, noise_var=0) -> float:
+    r"""Best affine predictor error :math:`\|\sigma_\star\|^2-\mu_1^{\star2}-(\mathbb E\sigma_\star)^2` (§6; [BES+22] Prop. 1).
+
+    ``noise_var`` does not enter: the test error is measured on the noiseless target (25).
+    """
+    t = Activation.from_any(teacher, "teacher")
+    return float(t.second_moment(20) - t.coeff(1, 20) ** 2 - t.coeff(0, 20) ** 2)
+
+
+def _bounds_at(S, norm2, extension: bool):
+    """(upper, lower) on a κ setup ``S`` (float64 or mpf): (26) and (27) of [CPDKLZL24] at γ = 1; the
+    derived γ < 1 extension of srf-theory.md §6 (teacher smoothed to h, third direction ψμ1z) otherwise."""
+    w, mu0, mu1, h, h1, k = S.w, S.mu0, S.mu1, S.h, S.h1, S.kappa
+    tiny = 1e-300 if not S.mp else mpmath.mpf(10) ** (-(mpmath.mp.dps - 5))
+    g00 = w @ (mu0 * mu0)
+    upper = norm2 - (w @ (h * mu0)) ** 2 / g00 if g00 > tiny else norm2
+    basis = [mu0, k * mu1]
+    A = [[w @ (f * g) for g in basis] for f in basis]
+    b = [w @ (h * f) for f in basis]
+    if extension:  # third direction psi mu1 z, orthogonal to the others
+        A = [row + [0 * g00] for row in A] + [[0 * g00, 0 * g00, w @ (mu1 * mu1)]]
+        b = b + [w @ (mu1 * h1)]
+    keep = [i for i in range(len(b)) if A[i][i] > tiny]      # drop identically vanishing directions
+    A = [[A[i][j] for j in keep] for i in keep]
+    b = [b[i] for i in keep]
+    if not keep:
+        return upper, norm2
+    if S.mp:
+        coef = mpmath.lu_solve(mpmath.matrix(A), mpmath.matrix(b))
+        lower = norm2 - sum(b[i] * coef[i] for i in range(len(b)))
+    else:
+        coef = np.linalg.lstsq(np.array(A, dtype=float), np.array(b, dtype=float), rcond=None)[0]
+        lower = norm2 - float(np.dot(b, coef))
+        upper = float(upper)
+    return upper, lower
+
+
+@dataclasses.dataclass
+class Bounds(Result):
+    """Upper (26) and lower (27) bounds, best linear baseline; η̃-optimised if requested (28).
+
+    ``errors`` holds the estimated absolute error of ``upper`` and ``lower`` (change under a refined
+    κ-rule, plus rounding, plus the optimiser's for (28)); ``digits`` the digits they vouch for.
+    """
+
+    upper: object
+    lower: object
+    best_linear: float
+    r: object
+    c: object
+    gamma: object
+    eta: object
+    eta_upper: object
+    eta_lower: object
+    optimized: bool
+    extension: bool
+    errors: dict
+    digits: dict
+    dps: int | None
+    provenance: dict
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        d["upper"] = vouched(self.upper, self.errors["upper"])
+        d["lower"] = vouched(self.lower, self.errors["lower"])
+        d["errors"] = {k: f"{v:.2e}" for k, v in self.errors.items()}
+        return d
+
+
+def _evaluate(student, teacher, r, c, gamma, dps, target):
+    """Both bounds at (r, c, γ) with error estimates, refining the κ-rule until ``target`` (relative) is met."""
+    t = Activation.from_any(teacher, "teacher")
+    gf = float(gamma)
+    ext = gf < 1
+    wd = None if dps is None else dps + GUARD_DIGITS
+    norm2 = t.second_moment(dps + GUARD_DIGITS + 2) if dps is not None else float(t.second_moment(20))
+    prev = None
+    for level in range(MAX_LEVEL + 1):
+        S = srf_setup(student, teacher, r, c, gamma, digits=16 if dps is None else dps + 2, level=level, dps=wd)
+        if dps is None:
+            vals = _bounds_at(S, norm2, ext)
+        else:
+            with precision(dps):
+                vals = _bounds_at(S, mpmath.mpf(norm2), ext)
+        if prev is not None:
+            rnd = 1e-14 if dps is None else 10.0 ** -(wd - 2)
+            errs = [float(abs(v - p)) + rnd * max(1.0, abs(float(v))) for v, p in zip(vals, prev)]
+            if all(e <= target * max(abs(float(v)), 1e-300) for e, v in zip(errs, vals)):
+                break
+        prev = vals
+    return vals, errs
+
+
+def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=None, noise_var=0,
+           optimize_eta: bool = False, eta_max=10, c_formula: str = "corrected", strict_odd: bool = True,
+           dps: int | None = None) -> Bounds:
+    r"""Bounds (26), (27) at given sRF parameters, or from (α0, η̃) through Result 3.1; with
+    ``optimize_eta`` the η̃-minimised bounds (28) over :math:`[0,\tilde\eta_{\max}]`.
+
+    ``alpha0="inf"`` (default) is the perfect-alignment setting of the bounds (γ = 1, c = 1).  Every
+    value carries an error estimate (``errors``); with ``dps`` the κ-rule runs in Arb and the values are
+    certified to ``dps`` digits (or :class:`~onestep_theory.errors.ConvergenceError` says how many).
+
+    >>> b = bounds("erf(x)", "erf(x)", r="sqrt(3)", c=1, gamma=1)   # srf-theory.md §6: both vanish at r = sqrt 3
+    >>> abs(b.upper) < 1e-12, abs(b.lower) < 1e-12
+    (True, True)
+    """
+    dps = check_dps(dps, MAX_SRF_DPS)
+    target = 1e-10 if dps is None else 10.0 ** -dps
+    bl = best_linear(teacher)
+    refs = ["[CPDKLZL24] (26)-(28), (165)-(172)", "srf-theory.md §6", "docs/theory/numerics.md §5"]
+    if optimize_eta:
+        if r is not None:
+            raise InvalidParameterError("optimize_eta", True, "(alpha0, eta) parametrisation, not explicit r")
+        em = float(check_real(eta_max, "eta_max", 0, 1e6))
+        if em <= 0:
+            raise InvalidParameterError("eta_max", eta_max, "a real number in (0, 1e6]")
+        return _optimized(student, teacher, alpha0, noise_var, em, c_formula, strict_odd, dps, target, bl, refs)
+    if r is None:
+        if eta is None:
+            raise InvalidParameterError("eta", None, "a learning rate eta >= 0 (or r, c, gamma)")
+        p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, strict_odd=strict_odd,
+                       dps=(dps or 15) + GUARD_DIGITS + 2)
+        rr, cc, gg = p.r, p.c, abs(p.gamma)
+    else:
+        rr = check_real(r, "r", 0, None)
+        cc = check_real(c if c is not None else 1, "c", 0, None)
+        gg = check_real(gamma if gamma is not None else 1, "gamma", 0, 1)
+        if not float(cc) > 0:
+            raise InvalidParameterError("c", c, "a real number > 0")
+    (up, lo), errs = _evaluate(student, teacher, rr, cc, gg, dps, target)
+    return _result(up, lo, errs, bl, rr, cc, gg, eta, None, None, False, dps, target, refs,
+                   "least squares in L2(N(0,1)) on the refined kappa rule")
+
+
+def _result(up, lo, errs, bl, rr, cc, gg, eta, eu, el, opt, dps, target, refs, method):
+    errors = {"upper": errs[0], "lower": errs[1]}
+    digits = {"upper": digits_of(up, errs[0]), "lower": digits_of(lo, errs[1])}
+    if dps is not None and min(digits.values()) < dps:
+        raise ConvergenceError(f"bounds: {dps} digits requested, only {min(digits.values())} reached", 0,
+                               max(errs))
+    return Bounds(upper=up, lower=lo, best_linear=bl, r=rr, c=cc, gamma=gg, eta=eta, eta_upper=eu, eta_lower=el,
+                  optimized=opt, extension=float(gg) < 1, errors=errors, digits=digits, dps=dps,
+                  provenance=provenance(dps=dps, method=method, references=refs))
+
+
+def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_odd, dps, target, bl, refs):
+    """(28): each bound minimised over η̃ in [0, eta_max] — grid, bounded Brent in float64, then (with
+    ``dps``) secant steps on the central-difference derivative in mpmath; the optimiser's error is the
+    change of the minimum under a last step."""
+
+    def params(e, d):
+        p = srf_params(student, teacher, alpha0, e, noise_var, c_formula=c_formula, strict_odd=strict_odd, dps=d)
+        return p.r, p.c, abs(p.gamma)
+
+    def at_float(e):
+        rr, cc, gg = (float(v) for v in params(repr(float(e)), 17))
+        t = Activation.from_any(teacher, "teacher")
+        S = srf_setup(student, teacher, rr, cc, gg, digits=16, level=0)
+        return _bounds_at(S, float(t.second_moment(20)), gg < 1)
+
+    grid = np.linspace(0.0, eta_max, 41)
+    vals = [at_float(e) for e in grid]
+    best = []
+    for j in (0, 1):
+        i = int(np.argmin([v[j] for v in vals]))
+        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+        res = minimize_scalar(lambda e: at_float(e)[j], bounds=(lo, hi), method="bounded", options={"xatol": 1e-9})
+        best.append(float(res.x) if res.fun < vals[i][j] else float(grid[i]))
+    out, errs, etas = [], [], []
+    for j, e0 in enumerate(best):
+        if dps is None:
+            e_opt = e0
+            rr, cc, gg = params(repr(e_opt), 20)
+            v, err = _evaluate(student, teacher, rr, cc, gg, None, target)
+            # optimiser error: the change of the minimum over the Brent tolerance
+            shift = abs(at_float(e_opt + 1e-9)[j] - at_float(e_opt)[j]) if e_opt > 0 else 0.0
+            out.append(v[j])
+            errs.append(err[j] + shift)
+            etas.append(e_opt)
+            continue
+        with precision(dps):
+            h = mpmath.mpf(10) ** (-(dps + GUARD_DIGITS) // 3)
+            e_mp = mpmath.mpf(e0)
+
+            def fval(e):
+                rr, cc, gg = params(e, dps + GUARD_DIGITS + 2)
+                return _evaluate(student, teacher, rr, cc, gg, dps, target)
+
+            def deriv(e):
+                return (fval(e + h)[0][j] - fval(e - h)[0][j]) / (2 * h)
+
+            step = mpmath.mpf(0)
+            if 0 < e_mp < eta_max:
+                e_prev, g_prev = e_mp * (1 + mpmath.mpf(10) ** -6), None
+                g_prev = deriv(e_prev)
+                tol_e = mpmath.mpf(10) ** (-(dps + GUARD_DIGITS) // 2)
+                for _ in range(15):          # secant on f'(eta) = 0
+                    g = deriv(e_mp)
+                    if g == g_prev:
+                        break
+                    step = -g * (e_mp - e_prev) / (g - g_prev)
+                    e_prev, g_prev, e_mp = e_mp, g, e_mp + step
+                    if abs(step) < tol_e * max(1, abs(e_mp)):
+                        break
+                else:
+                    raise ConvergenceError("bounds (28): the eta-optimum could not be polished", 15, float(abs(step)))
+            (v, err) = fval(e_mp)
+            # optimiser error: the change of the minimum over the last secant step
+            shift = abs(fval(e_mp + abs(step))[0][j] - v[j]) if step else 0
+            out.append(v[j])
+            errs.append(err[j] + float(shift))
+            etas.append(e_mp)
+    rr, cc, gg = params(etas[0] if dps is not None else repr(etas[0]), (dps or 15) + 5)
+    return _result(out[0], out[1], errs, bl, rr, cc, gg, None, etas[0], etas[1], True, dps, target, refs,
+                   "1-D search over eta (grid, bounded Brent, mpmath secant on the derivative with dps)")

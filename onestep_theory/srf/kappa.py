@@ -1,0 +1,184 @@
+r"""The κ-rule of the saddle point: nodes, weights and the κ-dependent coefficients
+:math:`\mu_0,\mu_1,\mu_\star^2` (cGE, (15)) and :math:`h,h_1,h_2` (teacher, docs/theory/srf-theory.md §4.2)
+precomputed on them, in float64 or Arb (docs/theory/numerics.md §3–4).
+
+References
+----------
+[CPDKLZL24] arXiv:2402.04980, Result 3.2–3.3, (15), (21)–(24).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import flint
+import mpmath
+import numpy as np
+
+from ..core.exact import to_exact
+from ..core.precision import arb_to_mpf, mpf_to_arb, workdps
+from ..hermite.activation import Activation
+from ..hermite.evaluate import as_arb
+from ..hermite.expressions import breakpoints, is_even, is_odd
+from ..hermite.quadrature import gauss_hermite, normal_rule
+from .cge import cge_arb
+from .smoothing import default_backend, smooth, smooth_arb
+
+__all__ = ["SRFSetup", "srf_setup", "kappa_features"]
+
+
+@dataclasses.dataclass
+class SRFSetup:
+    """κ-node quantities of docs/theory/numerics.md §4 ('precompute'), float64 or mpf object arrays."""
+
+    kappa: np.ndarray
+    w: np.ndarray
+    mu0: np.ndarray
+    mu1: np.ndarray
+    mus2: np.ndarray
+    h: np.ndarray
+    h1: np.ndarray
+    h2: np.ndarray
+    r: object
+    c: object
+    gamma: object
+    mp: bool
+    dps: int | None
+    nodes: tuple
+    level: int = 0
+    digits: float = 16
+
+
+def kappa_features(s: Activation, t: Activation | None, r: float, c: float, gamma: float):
+    """Hard points, soft features and the panel cap of the κ-rule (docs/theory/numerics.md §3).
+
+    The student's coefficients depend on κ through :math:`r\\kappa` smoothed with width :math:`\\sqrt c`: a kink
+    ``b`` of σ becomes a soft feature at :math:`b/r` of width :math:`\\sqrt c/r`, and the panels are no wider
+    than :math:`(1+\\sqrt c)/r`.  The teacher's enter through :math:`\\gamma\\kappa` smoothed with width ρ: a kink
+    becomes a feature at :math:`b/\\gamma` of width :math:`\\rho/\\gamma` — a hard breakpoint when ρ = 0.
+    """
+    rho = math.sqrt(max(0.0, 1 - gamma * gamma))
+    hard, soft, hmax = [], [], 1.0
+    if r > 0:
+        hmax = min(hmax, (1 + math.sqrt(c)) / r)
+        soft += [(float(b) / r, math.sqrt(c) / r) for b in breakpoints(s.expr)]
+    if t is not None and gamma > 0:
+        hmax = min(hmax, (1 + rho) / gamma)
+        for b in breakpoints(t.expr):
+            if rho == 0:    # gamma = 1: the kink itself, exactly
+                hard.append(b)
+            else:
+                soft.append((float(b) / gamma, rho / gamma))
+    return tuple(hard), tuple(soft), hmax
+
+
+def _parity(act: Activation) -> int:
+    """+1 (even), -1 (odd) or 0: the parity of the moments (E f, E Zf, E f^2) under a -> -a is (p, -p, +1)."""
+    if act.center:
+        return 1 if is_even(act.expr) else 0
+    return -1 if is_odd(act.expr) else (1 if is_even(act.expr) else 0)
+
+
+def _mirrored(compute, nodes, mirror: bool, parity: int):
+    """Evaluate ``compute(nodes) -> (f0, f1, f2)`` on the non-negative half of a mirrored rule and reflect
+    with the parities (p, -p, +1) (an odd rule has its middle node at 0)."""
+    n = len(nodes)
+    if not (mirror and parity):
+        return compute(nodes)
+    odd = n % 2
+    half = nodes[(n - odd) // 2:]
+    out = []
+    for v, sg in zip(compute(half), (parity, -parity, 1)):
+        is_obj = isinstance(v, (list, tuple)) or getattr(v, "dtype", None) == object
+        v = np.asarray(v, dtype=object if is_obj else float)
+        refl = v[odd:][::-1]
+        out.append(np.concatenate([sg * refl, v]) if v.dtype != object
+                   else np.array([sg * u for u in refl] + list(v), dtype=object))
+    return tuple(out)
+
+
+def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int = 0, dps: int | None = None,
+              kappa_nodes: int | None = None, inner_nodes: int | None = None) -> SRFSetup:
+    r"""Precompute :math:`\mu_0,\mu_1,\mu_\star^2,h,h_1,h_2` on the κ nodes (docs/theory/numerics.md §4).
+
+    The κ-rule is :func:`~onestep_theory.quadrature.normal_rule` with the features of
+    :func:`kappa_features` at ``digits`` digits and refinement ``level``; inner expectations use
+    the closed forms (piecewise polynomials) or split, scaled Gauss–Legendre panels in z.  With
+    ``dps`` everything is computed in Arb at ``dps`` working digits and returned as ``mpf`` arrays.
+    ``kappa_nodes``/``inner_nodes`` select the fixed Gauss–Hermite rules of the reference notebook
+    (docs/theory/srf-theory.md §4.10) instead.  Cached by all arguments.
+    """
+    s = Activation.from_any(student, "student")
+    t = Activation.from_any(teacher, "teacher")
+    if dps is None:
+        r, c, gamma = float(r), float(c), float(gamma)
+    else:
+        # never round: an mpf keeps its precision (mpf(x) would round it to the ambient 53 bits),
+        # a float is exact in binary, everything else becomes an exact SymPy number
+        r, c, gamma = (v if isinstance(v, mpmath.mpf) else mpmath.mpf(v) if isinstance(v, float) else to_exact(v)
+                       for v in (r, c, gamma))
+    return _setup_cached(s, t, r, c, gamma, float(digits), int(level), dps, kappa_nodes, inner_nodes)
+
+
+@functools.lru_cache(maxsize=48)
+def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_nodes):
+    rf, cf, gf = float(r), float(c), float(gamma)
+    hard, soft, hmax = kappa_features(s, t, rf, cf, gf)
+    ps, pt = _parity(s), _parity(t)
+    inner_gh = dict(backend="gauss-hermite", nodes=inner_nodes) if inner_nodes else {}
+    if dps is None:
+        if kappa_nodes:
+            k, w = gauss_hermite(kappa_nodes)
+            mirror = True
+        else:
+            rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax)
+            k, w, mirror = rule.nodes, rule.weights, rule.mirror
+        rho = math.sqrt(max(0.0, 1 - gf * gf))
+        sc = math.sqrt(cf)
+
+        def stud(kk):
+            gh = inner_gh if inner_gh and not breakpoints(s.expr) else {}
+            e0, e1, e2 = smooth(s, rf * kk, sc, digits=digits, level=level, **gh)
+            m1 = e1 / sc
+            return e0, m1, np.maximum(0.0, e2 - e0 * e0 - cf * m1 * m1)
+
+        def teach(kk):
+            gh = inner_gh if inner_gh and not breakpoints(t.expr) else {}
+            return smooth(t, gf * kk, rho, digits=digits, level=level, **gh)
+
+        mu0, mu1, mus2 = _mirrored(stud, k, mirror, ps)
+        h, e1, h2 = _mirrored(teach, k, mirror, pt)
+        nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
+        return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rf, cf, gf, False, None, nodes, level, digits)
+    with workdps(dps):
+        if kappa_nodes:
+            kz, wz = gauss_hermite(kappa_nodes, dps)
+            k_arb, w_arb, mirror = [mpf_to_arb(v) for v in kz], [mpf_to_arb(v) for v in wz], True
+        else:
+            rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax, dps=dps)
+            k_arb, w_arb, mirror = list(rule.nodes), list(rule.weights), rule.mirror
+        ra, ca, ga = (as_arb(v) for v in (r, c, gamma))
+        rho = (1 - ga * ga).sqrt() if ga * ga < 1 else flint.arb(0)
+
+        def stud(kk):
+            gh = inner_gh if inner_gh and not breakpoints(s.expr) else {}
+            return cge_arb(s, ra, ca, list(kk), digits=digits, level=level, **gh)
+
+        def teach(kk):
+            gh = inner_gh if inner_gh and not breakpoints(t.expr) else {}
+            backend = gh.get("backend") or default_backend(t)
+            return smooth_arb(t, np.array([ga * v for v in kk], dtype=object), rho, backend=backend,
+                              digits=digits, level=level, nodes=inner_nodes or 61)
+
+        karr = np.array(k_arb, dtype=object)
+        st = _mirrored(stud, karr, mirror, ps)
+        te = _mirrored(teach, karr, mirror, pt)
+        conv = (lambda arr: np.array([arb_to_mpf(v) for v in np.ravel(arr)], dtype=object))
+        mu0, mu1, mus2 = (conv(v) for v in st)
+        h, e1, h2 = (conv(v) for v in te)
+        k, w = conv(karr), conv(np.array(w_arb, dtype=object))
+        rm, cm, gm = (arb_to_mpf(v) for v in (ra, ca, ga))
+    nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
+    return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rm, cm, gm, True, dps, nodes, level, digits)

@@ -1,0 +1,196 @@
+r"""Network after one giant step → equivalent spiked-random-features parameters (r, c, γ).
+
+Implements Result 3.1 of [CPDKLZL24], eqs. (9)–(12), as specified in ``srf-theory.md`` §2:
+
+.. math::
+    \gamma=\frac{\mu_1^\star}{\sqrt{\mu_1^{\star2}+\mu_2^\star/\alpha_0}},\qquad
+    r=\tilde\eta\,\mu_1\sqrt{\mu_1^{\star2}+\mu_2^\star/\alpha_0},\qquad
+    c=1+\frac{\tilde\eta^2}{\alpha_0}\mu_2^\star\check\mu_1^2,
+
+with :math:`\mu_1=\mathbb E\sigma'(z)`, :math:`\check\mu_1^2=\mathbb E\sigma'(z)^2-\mu_1^2`,
+:math:`\mu_1^\star=\mathbb E[z\sigma_\star(z)]` and :math:`\mu_2^\star=\|\sigma_\star\|^2+\Delta`
+(label noise included).  The earlier variant ``c_formula="v1"`` multiplies the increment of
+:math:`c` by :math:`\mu_1^2` (the authors' notebook until May 2024).
+
+References
+----------
+[CPDKLZL24] H. Cui et al., arXiv:2402.04980, Result 3.1 and App. A (33)–(56).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import mpmath
+import sympy as sp
+
+from ..core.precision import GUARD_DIGITS, precision, workdps
+from ..core.errors import HypothesisError, InvalidParameterError
+from ..core.exact import check_range, check_real, to_exact, to_mpf
+from ..hermite.activation import Activation
+from ..core.results import Result, provenance, vouched
+
+__all__ = ["SRFParams", "srf_params", "srf_params_checked", "resolve_rcg", "NonOddWarning"]
+
+
+#: Largest learning rate and step-batch ratio accepted (beyond them r, c overflow any useful scale).
+MAX_ETA = 10**6
+MAX_ALPHA0 = 10**12
+
+
+class NonOddWarning(UserWarning):
+    """Result 3.1 was derived and validated for odd activations only (srf-theory.md §2, Validity)."""
+
+
+@dataclasses.dataclass
+class SRFParams(Result):
+    """Spike strength ``r``, bulk variance ``c`` and alignment ``gamma`` of the sRF model (Def. 3.1)."""
+
+    r: object
+    c: object
+    gamma: object
+    mu1: object
+    mu1_check_sq: object
+    mu1_star: object
+    mu2_star: object
+    alpha0: object
+    eta: object
+    noise_var: object
+    c_formula: str
+    dps: int
+    provenance: dict
+    errors: dict = dataclasses.field(default_factory=dict)
+
+    def floats(self) -> tuple:
+        return float(self.r), float(self.c), float(self.gamma)
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        if self.errors:
+            for k, e in self.errors.items():
+                d[k] = vouched(getattr(self, k), e)
+            d["errors"] = {k: f"{e:.1e}" for k, e in self.errors.items()}
+        return d
+
+
+def srf_params_checked(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "corrected", dps: int = 15,
+                       strict_odd: bool = True) -> SRFParams:
+    """:func:`srf_params` with an error estimate: the values at ``dps`` + 5 digits compared with an
+    independent evaluation at ``dps`` + 15 (quadratures at other tolerances, other working precision)."""
+    lo = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=dps + 5, strict_odd=strict_odd)
+    hi = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=dps + 15,
+                    strict_odd=strict_odd)
+    keys = ("r", "c", "gamma", "mu1", "mu1_check_sq", "mu1_star", "mu2_star")
+    with workdps(dps + 20):
+        lo.errors = {k: float(abs(getattr(lo, k) - getattr(hi, k))) + 10.0 ** -(dps + 4) * max(1.0, abs(float(getattr(lo, k))))
+                     for k in keys}
+    lo.dps = dps
+    return lo
+
+
+def _student_constants(student: Activation, dps: int):
+    mu1 = student.coeff(1, dps)  # E[z sigma] = E sigma'
+    m2p = student.deriv_second_moment(dps)
+    with precision(dps):
+        return mu1, m2p - mu1**2
+
+
+def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "corrected", dps: int = 20,
+               strict_odd: bool = True) -> SRFParams:
+    r"""Equivalent sRF parameters of a network after one giant step (Result 3.1 of [CPDKLZL24]).
+
+    Parameters
+    ----------
+    student, teacher : str, sympy.Expr or Activation
+        :math:`\sigma` (needs :math:`\sigma'\in L^2`) and :math:`\sigma_\star`.
+    alpha0 : number or "inf"
+        Step batch ratio :math:`n_0/d > 0`; ``"inf"`` gives perfect alignment (γ = 1, c = 1).
+        ``0`` means "no step" (RF limit r = 0, c = 1, γ = 0), as in the reference notebook.
+    eta : number
+        :math:`\tilde\eta\ge0` with :math:`\eta=\tilde\eta p`.
+    noise_var : number
+        Label-noise variance :math:`\Delta\ge0` (enters :math:`\mu_2^\star`).
+    c_formula : {"corrected", "v1"}
+        Eq. (11) as validated by simulation (default) or the earlier variant with the extra
+        :math:`\mu_1^2` factor.
+    strict_odd : bool
+        Result 3.1 assumes an odd student (:math:`\mathbb E\sigma=\mathbb E\sigma''=0`).  By default a
+        non-odd student is refused with a clear error; ``strict_odd=False`` computes the (unvalidated)
+        mapping anyway and warns, as srf-theory.md §2 describes.  User-supplied (r, c, γ) are always accepted.
+
+    Examples
+    --------
+    >>> p = srf_params("tanh", "sin", 20, 3)                  # srf-theory.md §11.2, case A
+    >>> [mpmath.nstr(v, 11) for v in (p.r, p.gamma, p.c)]
+    ['1.1340555093', '0.97185444449', '1.0189732005']
+    """
+    if c_formula not in ("corrected", "v1"):
+        raise InvalidParameterError("c_formula", c_formula, "'corrected' or 'v1'")
+    s = Activation.from_any(student, "student")
+    t = Activation.from_any(teacher, "teacher")
+    a0 = to_exact(alpha0, "alpha0", allow_infinite=True)
+    if not (a0 >= 0) or (a0 != sp.oo and a0 > MAX_ALPHA0):
+        raise InvalidParameterError("alpha0", alpha0, f"a real number in [0, {MAX_ALPHA0:g}], or inf")
+    et = check_range(eta, "eta", 0, MAX_ETA, lo_open=False, hi_open=False)
+    dv = check_range(noise_var, "noise_var", 0, None, lo_open=False)
+    _check_odd(s, strict_odd, dps)
+    mu1, mu1c2 = _student_constants(s, dps)
+    with precision(dps):
+        mu1s = t.coeff(1, dps)
+        t_norm2 = t.second_moment(dps)
+        mu2s = t_norm2 + to_mpf(dv, dps)
+        e = to_mpf(et, dps)
+        if a0 == 0 or et == 0:
+            r, c, g = mpmath.mpf(0), mpmath.mpf(1), mpmath.mpf(0)
+        elif a0 == sp.oo:
+            r, c, g = e * mu1 * abs(mu1s), mpmath.mpf(1), mpmath.mpf(1) if mu1s >= 0 else mpmath.mpf(-1)
+        else:
+            al = to_mpf(a0, dps)
+            g_norm = mpmath.sqrt(mu1s**2 + mu2s / al)
+            g = mu1s / g_norm
+            r = e * mu1 * g_norm
+            inc = e**2 / al * mu2s * mu1c2
+            c = 1 + (inc * mu1**2 if c_formula == "v1" else inc)
+    return SRFParams(r=r, c=c, gamma=g, mu1=mu1, mu1_check_sq=mu1c2, mu1_star=mu1s, mu2_star=mu2s,
+                     alpha0=a0, eta=et, noise_var=dv, c_formula=c_formula, dps=dps,
+                     provenance=provenance(dps=dps, method="closed form",
+                                           references=["[CPDKLZL24] Result 3.1, eqs. (9)-(12)",
+                                                       "srf-theory.md §2"]))
+
+
+def _check_odd(s: Activation, strict: bool, dps: int) -> None:
+    """Result 3.1 assumes E sigma = E sigma'' = 0 (srf-theory.md §2, Validity)."""
+    mean = s.mean(dps)
+    z_dsig = s.derivative().coeff(1, dps)  # E[z sigma'(z)] = E sigma''
+    if abs(mean) > 1e-12 or abs(z_dsig) > 1e-12:
+        msg = (f"Result 3.1 assumes an odd student (E sigma = {mpmath.nstr(mean, 5)}, "
+               f"E sigma'' = {mpmath.nstr(z_dsig, 5)}); the mapping is unvalidated here")
+        if strict:
+            raise HypothesisError("student", s.name, "an odd activation (E sigma = E sigma'' = 0)",
+                                  msg + "; give r, c, gamma explicitly, or allow it (strict_odd=False, "
+                                  "CLI --allow-non-odd)")
+        warnings.warn(msg, NonOddWarning, stacklevel=3)
+
+
+def resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var=0, c_formula="corrected", strict_odd=True,
+                dps=None):
+    """The sRF parameters (r, c, γ): checked when given, else from (α0, η̃) by Result 3.1 (docs/theory/srf-theory.md §2).
+
+    The one place where (r, c, γ) are resolved.  Returns ``(r, c, gamma, mapping)`` with ``mapping`` the
+    :class:`SRFParams` (or None when r, c, γ were given); the constants carry ``dps`` + guard digits.
+    """
+    if r is not None or c is not None or gamma is not None:
+        if r is None or c is None or gamma is None:
+            raise InvalidParameterError("r, c, gamma", (r, c, gamma), "all three, or alpha0 and eta instead")
+        rr, cc, gg = (check_real(v, n, lo, hi) for v, n, lo, hi in
+                      ((r, "r", 0, None), (c, "c", None, None), (gamma, "gamma", 0, 1)))
+        if not float(cc) > 0:
+            raise InvalidParameterError("c", c, "a real number > 0")
+        return rr, cc, gg, None
+    if alpha0 is None or eta is None:
+        raise InvalidParameterError("alpha0, eta", (alpha0, eta), "both (or r, c, gamma)")
+    # the constants carry GUARD_DIGITS + 2 more digits than asked: their error stays far below the target
+    p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula,
+                   dps=max(17, (dps or 0) + GUARD_DIGITS + 2), strict_odd=strict_odd)
+    return p.r, p.c, abs(p.gamma), p

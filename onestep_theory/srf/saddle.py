@@ -1,0 +1,118 @@
+r"""The saddle-point map of Result 3.3 [CPDKLZL24]: one application of the channel equations (18), the mean
+overlap (20) and the prior (19), and the test error (25).
+
+The state is the order parameters (17) :math:`(m,\vartheta,\psi,q_1,q_2,V_1,V_2)` (:data:`ORDER`); the
+conjugates are :data:`HATS`.  The same code runs on float64 arrays and on numpy object arrays of mpf.
+
+References
+----------
+docs/theory/srf-theory.md §4.1–4.7; [CPDKLZL24] arXiv:2402.04980, eqs. (17)–(25).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import mpmath
+import numpy as np
+
+from .kappa import SRFSetup
+from .priors import mp_integrals, mp_integrals_quad
+
+__all__ = ["ORDER", "HATS", "MapOptions", "DomainError", "fp_map", "is_valid", "all_values"]
+
+ORDER = ("m", "theta", "psi", "q1", "q2", "V1", "V2")
+HATS = ("hat_V1", "hat_V2", "hat_q1", "hat_q2", "hat_theta", "hat_psi")
+
+
+@dataclasses.dataclass
+class MapOptions:
+    """Problem data and model variants entering the map (docs/theory/srf-theory.md §4, §4.10)."""
+
+    alpha: object
+    beta: object
+    lam: object
+    noise_var: object
+    spike_channel: bool = True
+    spectrum: str = "mp"
+    empirical: tuple | None = None
+    cross_term: bool = True
+    mp_method: str = "closed"
+
+
+class DomainError(Exception):
+    """A trial state left the domain of the map (Sherman–Morrison denominator D <= 0, invalid parameters)."""
+
+
+def fp_map(x, S: SRFSetup, o: MapOptions):
+    """One application of (18)-(20) and the prior (19): returns (new state, hats, D, eps_g)."""
+    sqrt = mpmath.sqrt if S.mp else math.sqrt
+    m, th, ps, q1, q2, V1, V2 = x
+    mu0, mu1, ms2, k = S.mu0, S.mu1, S.mus2, S.kappa
+    mu1sq = mu1 * mu1
+    V = mu1sq * V1 + ms2 * V2
+    q = mu1sq * q1 + ms2 * q2
+    mbar = mu0 * m + mu1 * k * th
+    Ek = S.h2 - 2 * mbar * S.h + mbar * mbar - 2 * mu1 * ps * S.h1 + q
+    B = Ek + o.noise_var
+    inv = 1 / (1 + V)
+    E = lambda arr: S.w @ arr  # noqa: E731
+    aB = o.alpha / o.beta
+    aS = o.alpha / sqrt(o.beta)
+    hV1, hV2 = aB * E(mu1sq * inv), aB * E(ms2 * inv)
+    hq1, hq2 = aB * E(mu1sq * B * inv * inv), aB * E(ms2 * B * inv * inv)
+    hth = aS * E(k * mu1 * (S.h - mbar) * inv) if o.spike_channel else 0 * hV1
+    hps = aS * E(mu1 * S.h1 * inv)
+    if E(mu0 * mu0) < 1e-14:
+        m_new = 0 * hV1
+    else:
+        m_new = E(mu0 * (S.h - mu1 * k * th) * inv) / E(mu0 * mu0 * inv)
+    sb = sqrt(o.beta)
+    if o.spectrum == "mp":
+        if S.mp or o.mp_method == "closed":
+            V1n, V2n, J1, J2, K0 = mp_integrals(S.c, o.beta, o.lam, hV1, hV2, sqrt)
+            if not S.mp and (o.lam + hV2) / max(hV1, 1e-300) > 100 * S.c:   # large t: avoid the cancellation
+                V1n, V2n, J1, J2, K0 = mp_integrals_quad(S.c, o.beta, o.lam, hV1, hV2)
+        else:
+            V1n, V2n, J1, J2, K0 = mp_integrals_quad(S.c, o.beta, o.lam, hV1, hV2)
+        Dsm = 1 - o.beta * hV1 * V1n
+        if Dsm <= 0:
+            raise DomainError("Sherman-Morrison denominator D <= 0")
+        th_n = sb * hth * V1n / Dsm
+        ps_n = sb * hps * V1n
+        q1n = hq1 * J1 + hq2 * J2 + hps * hps * J1 + hth * hth * (J1 - o.beta * V1n * V1n) / (Dsm * Dsm)
+        q2n = hq1 * J2 + hq2 * K0 + hps * hps * J2 + hth * hth * J2 / (Dsm * Dsm)
+    else:  # F1, docs/theory/srf-theory.md §4.6
+        Dv, Fv, Hv, Gv = o.empirical
+        Sv = o.lam + hV1 * Dv + hV2
+        Gx = Gv if o.cross_term else 0 * Gv
+        V1n, V2n = np.mean(Dv / Sv), np.mean(1 / Sv)
+        th_n = sb * (hth * np.mean(Fv / Sv) + hps * np.mean(Gx / Sv))
+        ps_n = sb * (hps * np.mean(Hv / Sv) + hth * np.mean(Gx / Sv))
+        N = hq1 * Dv + hq2 + hth * hth * Fv + 2 * hth * hps * Gx + hps * hps * Hv
+        q1n, q2n = np.mean(Dv * N / Sv**2), np.mean(N / Sv**2)
+        Dsm = 1 - o.beta * hV1 * V1n
+    new = (m_new, th_n, ps_n, q1n, q2n, V1n, V2n)
+    eps = E(S.h2 - 2 * mbar * S.h + mbar * mbar - 2 * mu1 * ps * S.h1 + mu1sq * q1 + ms2 * q2)
+    return new, (hV1, hV2, hq1, hq2, hth, hps), Dsm, eps
+
+
+def is_valid(x) -> bool:
+    """Finite, non-negative variances and overlaps, and the Cauchy–Schwarz bound q1 >= psi^2."""
+    m, th, ps, q1, q2, V1, V2 = x
+    vals = [float(v) for v in x]
+    return all(math.isfinite(v) for v in vals) and V1 >= 0 and V2 >= 0 and q1 >= 0 and q2 >= 0 and \
+        q1 >= ps * ps * (1 - 1e-9) - 1e-15
+
+
+
+
+def all_values(x, S, o) -> dict:
+    """Every reported quantity at the state x: the order parameters F(x), the hats, D and (25)."""
+    fx, hats, Dsm, eps = fp_map(x, S, o)
+    out = dict(zip(ORDER, fx))
+    out.update(zip(HATS, hats))
+    out["D"] = Dsm
+    out["test_error"] = eps
+    return out

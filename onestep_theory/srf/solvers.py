@@ -1,0 +1,176 @@
+r"""Numerical solvers of the sRF saddle point :math:`x=F(x)` (docs/theory/numerics.md §4).
+
+* float64: MINPACK's hybrid Powell method (``scipy.optimize.root(method="hybr")``) on
+  :math:`G(x)=F(x)-x`, inside the λ-continuation for β > 1, small λ; the damped fixed point with
+  guards (docs/theory/srf-theory.md §5) is the fallback, and the algorithm of the reference notebook
+  (``convergence="notebook"``);
+* polish: chord Newton :math:`x\leftarrow x+(I-J)^{-1}(F(x)-x)` with a fixed float64 Jacobian, in float64
+  or in mpmath at the working precision on rules computed in Arb.
+
+Failures raise :class:`~onestep_theory.core.errors.ConvergenceError`; nothing returns an unconverged or
+unphysical state.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+from scipy.optimize import root
+
+from ..core.errors import ConvergenceError
+from .saddle import HATS, ORDER, DomainError, fp_map, is_valid
+
+__all__ = ["iterate", "jacobian", "solve_float", "polish", "mp_solver_error"]
+
+_CAUGHT = (DomainError, ZeroDivisionError, FloatingPointError, ValueError, np.linalg.LinAlgError)
+
+
+def iterate(x, S, o, *, damping, tol, max_iter, conv_keys=None):
+    """Damped fixed point with guards (docs/theory/srf-theory.md §5): a domain violation reverts the step
+    and raises the damping.  Returns ``(x, iterations, residual, status)``."""
+    d = damping
+    it = 0
+    res = math.inf
+    idx = [ORDER.index(kk) for kk in conv_keys] if conv_keys else range(7)
+    for it in range(1, max_iter + 1):
+        try:
+            fx, _, Dsm, _ = fp_map(x, S, o)
+            if not is_valid(fx):
+                raise DomainError("invalid order parameters")
+        except _CAUGHT:
+            if d >= 0.98:
+                return x, it, res, "domain_error"
+            d = min(0.98, d + 0.5 * (1 - d))
+            continue
+        res = max(abs(fx[j] - x[j]) / max(1.0, abs(x[j])) for j in idx)
+        if res < tol:
+            return fx, it, res, "converged"
+        x = tuple(d * a + (1 - d) * b for a, b in zip(x, fx))
+        if Dsm < 0.1:
+            d = max(d, 0.8)
+    return x, it, res, "max_iter"
+
+
+def _hybr(x, S, o, tol):
+    """``scipy.optimize.root(method="hybr")`` on G(x) = F(x) - x; ``(x, evaluations)`` of a valid fixed
+    point, or ``(None, evaluations)``.  A trial point outside the domain gets a large residual, so the
+    trust region shrinks away from it."""
+    def g(v):
+        try:
+            fx = fp_map(tuple(v), S, o)[0]
+            out = np.array([float(a) for a in fx]) - v
+            return out if np.all(np.isfinite(out)) else np.full(7, 1e6)
+        except _CAUGHT:
+            return np.full(7, 1e6)
+
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        sol = root(g, np.array([float(v) for v in x]), method="hybr", options={"xtol": tol, "maxfev": 2000})
+    if not sol.success:
+        return None, sol.nfev
+    xs = tuple(float(v) for v in sol.x)
+    try:
+        fx = fp_map(xs, S, o)[0]
+    except _CAUGHT:
+        return None, sol.nfev
+    scale = max(1.0, max(abs(v) for v in xs))
+    if not is_valid(fx) or max(abs(float(a) - b) for a, b in zip(fx, xs)) > 1e-8 * scale:
+        return None, sol.nfev
+    return xs, sol.nfev
+
+
+def jacobian(x, S, o, hstep=1e-7):
+    """Forward-difference Jacobian of the map F (float64; 7 evaluations).  Its error (about 1e-7
+    relative) only slows the chord-Newton polish to ~7 digits per step; the fixed point is unchanged."""
+    x = [float(v) for v in x]
+    f0 = [float(v) for v in fp_map(x, S, o)[0]]
+    J = np.empty((7, 7))
+    for j in range(7):
+        e = hstep * max(1.0, abs(x[j]))
+        xp = list(x)
+        xp[j] += e
+        fp = fp_map(xp, S, o)[0]
+        J[:, j] = [(float(a) - b) / e for a, b in zip(fp, f0)]
+    return J
+
+
+def solve_float(S, o, x, *, damping, tol, max_iter, continuation, conv_keys, fallback, first):
+    """float64 fixed point (module docstring): returns ``(x, evaluations, residual, status)``."""
+    total = 0
+    if first and continuation == "auto" and float(o.beta) > 1 and float(o.lam) < 1e-2:
+        la = o.lam
+        for lv in np.geomspace(10.0, float(la), 25)[:-1]:
+            o.lam = float(lv)
+            xs, n = _hybr(x, S, o, 1e-10) if conv_keys is None else (None, 0)
+            total += n
+            if xs is None:
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    xs, n, _, _ = iterate(x, S, o, damping=0.9, tol=max(tol, 1e-8), max_iter=max_iter)
+                total += n
+            x = xs
+        o.lam = la
+        damping = max(damping, 0.9)
+    if conv_keys is None:          # the default: hybrid Powell
+        xs, n = _hybr(x, S, o, 1e-12)
+        total += n
+        if xs is not None:
+            return xs, total, 0.0, "converged (hybr)"
+        if not fallback:
+            raise ConvergenceError(f"sRF saddle point: hybr failed (alpha={o.alpha}, beta={o.beta}, lam={o.lam})",
+                                   total)
+    # damped fixed point: the fallback, and the reference notebook's algorithm
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        xd, it, res, status = iterate(x, S, o, damping=damping, tol=tol, max_iter=max_iter, conv_keys=conv_keys)
+    total += it
+    if status != "converged" and fallback and conv_keys is None:
+        xs, n = _hybr(xd, S, o, 1e-12)
+        total += n
+        if xs is not None:
+            return xs, total, 0.0, "converged (damped, then hybr)"
+    if status != "converged":
+        raise ConvergenceError(f"sRF saddle point: {status} (alpha={o.alpha}, beta={o.beta}, lam={o.lam})",
+                               total, res)
+    return tuple(xd), total, res, "converged (damped fixed point)"
+
+
+def polish(x, S, o, Jinv, *, tol, max_steps):
+    """Newton steps x <- x + (I - J)^-1 (F(x) - x) with a fixed float64 Jacobian (chord method).
+
+    Runs in float64 or, for an mpf setup, in mpmath at the current precision.  Stops when a
+    correction falls below ``tol`` (relative) or stops contracting (rounding floor).  Returns
+    ``(x, steps, last, vals)``: the state, the map evaluations, the size of the last correction
+    (componentwise: the solver's error estimate, docs/theory/numerics.md §5) and every reported
+    quantity at ``x`` (from the same evaluation).
+    """
+    mp_mode = S.mp
+    Jm = mpmath.matrix(Jinv.tolist()) if mp_mode else Jinv
+    x = list(x)
+    prev = math.inf
+    for step in range(1, max_steps + 1):
+        fx, hats, Dsm, eps = fp_map(x, S, o)
+        g = [a - b for a, b in zip(fx, x)]
+        if mp_mode:
+            dxm = Jm * mpmath.matrix(g)
+            dx = [dxm[i] for i in range(7)]
+        else:
+            dx = list(Jinv @ np.array([float(v) for v in g]))
+        size = max(abs(float(d)) / max(1.0, abs(float(xv))) for d, xv in zip(dx, x))
+        if size < tol or (step > 2 and size > 0.5 * prev) or step == max_steps:
+            vals = dict(zip(ORDER, fx))
+            vals.update(zip(HATS, hats))
+            vals["D"], vals["test_error"] = Dsm, eps
+            return x, step, [abs(d) for d in dx], vals
+        prev = size
+        x = [a + d for a, d in zip(x, dx)]
+    raise AssertionError("unreachable")
+
+
+def mp_solver_error(vals, last, x) -> dict:
+    """Solver error of an mpmath polish: the last correction (relative size, at least one unit
+    of the working precision) applied to every quantity (they depend smoothly on the state)."""
+    rel = max(float(d) / max(1.0, abs(float(v))) for d, v in zip(last, x))
+    rel = max(rel, 10.0 ** -(mpmath.mp.dps - 2))
+    out = {k: rel * max(1.0, abs(float(v))) for k, v in vals.items()}
+    out.update({k: float(d) for k, d in zip(ORDER, last)})
+    return out
