@@ -50,6 +50,13 @@ MAX_NODES = 40000
 _LN10 = math.log(10.0)
 
 
+def _readonly(*arrays):
+    """Cached rules are shared: their arrays are made read-only."""
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
 @functools.lru_cache(maxsize=256)
 def gauss_legendre(m: int, dps: int | None = None):
     """Gauss–Legendre nodes and weights on [-1, 1]: float64 arrays, or tuples of Arb balls at ``dps`` digits.
@@ -61,7 +68,7 @@ def gauss_legendre(m: int, dps: int | None = None):
     if not isinstance(m, int) or not 1 <= m <= 5000:
         raise InvalidParameterError("nodes", m, "an integer in [1, 5000]")
     if dps is None:
-        return np.polynomial.legendre.leggauss(m)
+        return _readonly(*np.polynomial.legendre.leggauss(m))
     with workdps(dps):
         pairs = [flint.arb.legendre_p_root(m, k, weight=True) for k in range(m)]
         xs = tuple(p[0] for p in reversed(pairs))
@@ -86,7 +93,7 @@ def gauss_hermite(n: int, dps: int | None = None):
         from scipy.special import roots_hermitenorm
 
         z, w = roots_hermitenorm(n)
-        return z, w / w.sum()
+        return _readonly(z, w / w.sum())
     with workdps(dps):
         xs, ws = mpmath.gauss_quadrature(n, "hermite")
         s2 = mpmath.sqrt(2)

@@ -161,16 +161,21 @@ def _check_inputs(phi_v, psi_v, lam_v):
     return out
 
 
+def _solve2(J, b):
+    """Solution of the 2x2 system ``J u = b`` by Cramer's rule (scalars, mpf or numpy arrays), and det J."""
+    j11, j12, j21, j22 = J
+    det = j11 * j22 - j12 * j21
+    return (b[0] * j22 - b[1] * j12) / det, (j11 * b[1] - j21 * b[0]) / det, det
+
+
 def _newton_pair(fns, x, y, args, tol, steps=60):
     """Newton on (G1, G2) from (x, y); returns (m1, m2, iterations) if it converges to a positive root."""
     for it in range(1, steps):
         g1, g2 = fns["G"](x, y, *args)
-        j11, j12, j21, j22 = fns["J"](x, y, *args)
-        det = j11 * j22 - j12 * j21
-        if det == 0:
+        J = fns["J"](x, y, *args)
+        if J[0] * J[3] - J[1] * J[2] == 0:
             return None
-        dx = (g1 * j22 - g2 * j12) / det
-        dy = (j11 * g2 - j21 * g1) / det
+        dx, dy, _ = _solve2(J, (g1, g2))
         x, y = x - dx, y - dy
         if not (x > 0 and y > 0):
             return None
@@ -253,18 +258,16 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
             warnings.warn(f"m2 = {mpmath.nstr(y, 8)} > m1 = {mpmath.nstr(x, 8)} (empirically never seen)", M1M2Warning,
                           stacklevel=2)
         def derivs(x, y):
-            j11, j12, j21, j22 = fns["J"](x, y, *args)
-            b1, b2 = fns["dG"](x, y, *args)
-            det = j11 * j22 - j12 * j21
-            return -(b1 * j22 - b2 * j12) / det, -(j11 * b2 - j21 * b1) / det, det
+            u1, u2, det = _solve2(fns["J"](x, y, *args), fns["dG"](x, y, *args))
+            return -u1, -u2, det
 
         dm1, dm2, det = derivs(x, y)
         # error estimate (docs/theory/numerics.md §1): one more Newton correction (the solver's error) plus
         # the working precision amplified by the condition of the 2x2 system; the derivatives are
         # re-evaluated at the root moved by that error
-        g1, g2 = fns["G"](x, y, *args)
-        ex = abs((g1 * j22 - g2 * j12) / det) + abs(x) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
-        ey = abs((j11 * g2 - j21 * g1) / det) + abs(y) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
+        c1_, c2_, _ = _solve2(fns["J"](x, y, *args), fns["G"](x, y, *args))
+        ex = abs(c1_) + abs(x) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
+        ey = abs(c2_) + abs(y) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
         d1b, d2b, _ = derivs(x + ex, y + ey)
         errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + 10 * mpmath.eps * abs(dm1)),
                   "dm2_dlam": float(abs(d2b - dm2) + 10 * mpmath.eps * abs(dm2))}
@@ -341,11 +344,8 @@ def resolvent_sweep(phi_v, psi_v, lam_v, c1_v, cg_v, *, newton_steps: int = 3, r
     m1v = np.where(count == 1, x[np.arange(npts), idx], np.nan)
     m2v = np.where(count == 1, y[np.arange(npts), idx], np.nan)
     for _ in range(newton_steps):
-        g1, g2 = fns["G"](m1v, m2v, *args)
-        j11, j12, j21, j22 = fns["J"](m1v, m2v, *args)
-        det = j11 * j22 - j12 * j21
-        m1v = m1v - (g1 * j22 - g2 * j12) / det
-        m2v = m2v - (j11 * g2 - j21 * g1) / det
+        d1, d2, _ = _solve2(fns["J"](m1v, m2v, *args), fns["G"](m1v, m2v, *args))
+        m1v, m2v = m1v - d1, m2v - d2
     g1, g2 = fns["G"](m1v, m2v, *args)
     resid = np.maximum(np.abs(g1), np.abs(g2))
     status = np.full(npts, "ok", dtype=object)
@@ -374,9 +374,6 @@ def resolvent_sweep(phi_v, psi_v, lam_v, c1_v, cg_v, *, newton_steps: int = 3, r
     extra = (status.reshape(shape),) if return_status else ()
     if not return_derivatives:
         return (m1v.reshape(shape), m2v.reshape(shape), resid.reshape(shape)) + extra
-    j11, j12, j21, j22 = fns["J"](m1v, m2v, *args)
-    b1, b2 = fns["dG"](m1v, m2v, *args)
-    det = j11 * j22 - j12 * j21
-    dm1 = -(b1 * j22 - b2 * j12) / det
-    dm2 = -(j11 * b2 - j21 * b1) / det
+    u1, u2, _ = _solve2(fns["J"](m1v, m2v, *args), fns["dG"](m1v, m2v, *args))
+    dm1, dm2 = -u1, -u2
     return tuple(a.reshape(shape) for a in (m1v, m2v, dm1, dm2, resid)) + extra

@@ -32,10 +32,10 @@ from .solve import MAX_LEVEL, MAX_SRF_DPS
 __all__ = ["Bounds", "bounds", "best_linear"]
 
 
-def best_linear(teacher, noise_var=0) -> float:
-    r"""Best affine predictor error :math:`\|\sigma_\star\|^2-\mu_1^{\star2}-(\mathbb E\sigma_\star)^2` (§6; [BES+22] Prop. 1).
-
-    ``noise_var`` does not enter: the test error is measured on the noiseless target (25).
+def best_linear(teacher) -> float:
+    r"""Best affine predictor error :math:`\|\sigma_\star\|^2-\mu_1^{\star2}-(\mathbb E\sigma_\star)^2`
+    (docs/theory/srf-theory.md §6; [BES+22] Prop. 1).  Label noise does not enter: the test error (25) is
+    measured on the noiseless target.
     """
     t = Activation.from_any(teacher, "teacher")
     return float(t.second_moment(20) - t.coeff(1, 20) ** 2 - t.coeff(0, 20) ** 2)
