@@ -148,7 +148,7 @@ def _run_spectrum(args):
 def _setup(p):
     sub = p.add_subparsers(dest="protocol", metavar="PROTOCOL", required=True, parser_class=type(p))
 
-    q = sub.add_parser("resolvent", help="traces m1, m2 and their lambda-derivatives (spike-theory.md §9.4)")
+    q = sub.add_parser("resolvent", help="traces m1, m2 and their lambda-derivatives (docs/theory/spike-theory.md §9.4)")
     q.add_argument("--student", required=True)
     _sizes_spike(q)
     q.add_argument("--lam", type=float_list, default=[0.5], help="ridge lambda(s) > 0 (list 'a,b' or 'a:b:k')")
@@ -176,10 +176,10 @@ def _setup(p):
     _common(q)
     q.set_defaults(_run=_run_spikes)
 
-    for name, helptext, fn in (("giant-step", "one giant step + ridge, measured r, c, gamma (srf-theory.md §10.2)",
+    for name, helptext, fn in (("giant-step", "one giant step + ridge, measured r, c, gamma (docs/theory/srf-theory.md §10.2)",
                                 _run_giant),
-                               ("srf", "direct spiked-random-features ridge (srf-theory.md §10.1)", _run_srf),
-                               ("spectrum", "eigenvalues of Phi^T Phi / p (srf-theory.md §10.3)", _run_spectrum)):
+                               ("srf", "direct spiked-random-features ridge (docs/theory/srf-theory.md §10.1)", _run_srf),
+                               ("spectrum", "eigenvalues of Phi^T Phi / p (docs/theory/srf-theory.md §10.3)", _run_spectrum)):
         q = sub.add_parser(name, help=helptext)
         q.add_argument("--student", required=True)
         q.add_argument("--teacher", required=name == "giant-step")

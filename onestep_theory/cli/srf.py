@@ -1,4 +1,4 @@
-"""``onestep-theory srf | srf-curve | bounds | spectrum`` (spiked random features, srf-theory.md)."""
+"""``onestep-theory srf | srf-curve | bounds | spectrum`` (spiked random features, docs/theory/srf-theory.md)."""
 
 from __future__ import annotations
 
@@ -307,7 +307,7 @@ def _setup_bounds(p):
     return _run_bounds
 
 
-@command(COMMANDS, "spectrum", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike (srf-theory.md §7)")
+@command(COMMANDS, "spectrum", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike (docs/theory/srf-theory.md §7)")
 def _setup_spectrum(p):
     _rcg_args(p, need_teacher=False)
     p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")

@@ -1,4 +1,4 @@
-"""``onestep-theory resolvent`` and ``onestep-theory gains`` (spike theory, spike-theory.md §§6–8)."""
+"""``onestep-theory resolvent`` and ``onestep-theory gains`` (spike theory, docs/theory/spike-theory.md §§6–8)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _run_gains(args):
     return 0
 
 
-@command(COMMANDS, "resolvent", "random-features resolvent traces m1, m2 and their lambda-derivatives (spike-theory.md §6)")
+@command(COMMANDS, "resolvent", "random-features resolvent traces m1, m2 and their lambda-derivatives (docs/theory/spike-theory.md §6)")
 def _setup_resolvent(p):
     p.add_argument("--student", required=True)
     p.add_argument("--phi", required=True, type=exact_arg, help="d/n (exact strings such as 1/2 welcome)")
@@ -64,7 +64,7 @@ def _setup_resolvent(p):
     return _run_resolvent
 
 
-@command(COMMANDS, "gains", "training-loss gains Delta_l and test-error gains Lambda (spike-theory.md §§7-8)")
+@command(COMMANDS, "gains", "training-loss gains Delta_l and test-error gains Lambda (docs/theory/spike-theory.md §§7-8)")
 def _setup_gains(p):
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", required=True)

@@ -1,6 +1,6 @@
 """Exact numbers at the API boundary and decimal serialisation.
 
-Implements the input policy of ``hermite.md`` §5.2: exact strings (``"1/3"``,
+Implements the input policy of docs/theory/hermite.md §5.2: exact strings (``"1/3"``,
 ``"0.1"``, ``"sqrt(2)/2"``), :class:`fractions.Fraction`, SymPy numbers and
 ``mpmath.mpf`` are accepted; a Python ``float`` is converted through its shortest
 ``repr`` to a Rational and flagged as inexact.  Nothing here touches the global
@@ -162,7 +162,7 @@ def to_mpf(value, dps: int):
 
 
 def nstr(value, dps: int) -> str:
-    """Decimal string of *value* with ``dps`` significant digits (``hermite.md`` §5.7)."""
+    """Decimal string of *value* with ``dps`` significant digits (docs/theory/hermite.md §5.7)."""
     if isinstance(value, sp.Basic):
         if value.is_zero:
             return "0"

@@ -20,7 +20,7 @@ import functools
 import flint
 import mpmath
 
-#: Guard digits added to every evaluation of a result of ``dps`` digits (``hermite.md`` §5.1: at least 10).
+#: Guard digits added to every evaluation of a result of ``dps`` digits (docs/theory/hermite.md §5.1: at least 10).
 GUARD_DIGITS = 10
 
 __all__ = ["GUARD_DIGITS", "workdps", "precision", "with_dps", "arb_to_mpf", "mpf_to_arb", "MAX_DPS"]

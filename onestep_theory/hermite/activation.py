@@ -36,7 +36,7 @@ class HermiteCoefficients(Result):
     r"""Hermite coefficients :math:`c_0..c_K` of an expression and its Gaussian moments.
 
     ``values[k]`` is an ``mpf`` at ``dps`` digits; ``exact[k]`` the SymPy closed form or
-    ``None``; ``methods[k]`` says how it was obtained.  Implements ``hermite.md`` §2.
+    ``None``; ``methods[k]`` says how it was obtained.  Implements docs/theory/hermite.md §2.
     """
 
     expression: str
@@ -75,7 +75,7 @@ class Activation:
     expr : sympy.Expr
         Expression in :data:`~onestep_theory.expressions.x` (use :meth:`from_any`).
     center : bool
-        Work with :math:`\sigma-c_0` (``hermite.md`` §2.3).  Never applied silently.
+        Work with :math:`\sigma-c_0` (docs/theory/hermite.md §2.3).  Never applied silently.
     label : str
         Display name (the user's spelling).
 
@@ -104,7 +104,7 @@ class Activation:
         return cls(e, center, str(spec))
 
     def centered(self) -> "Activation":
-        """The centred activation :math:`\\sigma-\\mathbb E\\sigma(Z)` (``hermite.md`` §2.3)."""
+        """The centred activation :math:`\\sigma-\\mathbb E\\sigma(Z)` (docs/theory/hermite.md §2.3)."""
         return Activation(self.expr, True, self.label)
 
     @property
@@ -156,11 +156,11 @@ class Activation:
         return _second_moment(self, dps)
 
     def c_gt1(self, dps: int | None = None):
-        r""":math:`c_{>1}=\sqrt{\mathbb E\sigma^2-c_0^2-c_1^2}` from the second moment (``hermite.md`` §2.4)."""
+        r""":math:`c_{>1}=\sqrt{\mathbb E\sigma^2-c_0^2-c_1^2}` from the second moment (docs/theory/hermite.md §2.4)."""
         return _c_rest(self, 1, dps)
 
     def c_star(self, dps: int | None = None):
-        r""":math:`c_\star=\sqrt{\mathbb E\sigma^2-c_0^2}` (``hermite.md`` §2.4)."""
+        r""":math:`c_\star=\sqrt{\mathbb E\sigma^2-c_0^2}` (docs/theory/hermite.md §2.4)."""
         return _c_rest(self, 0, dps)
 
     def derivative(self) -> "Activation":
@@ -176,7 +176,7 @@ class Activation:
                                   exc.reason) from None
 
     def deriv_second_moment(self, dps: int | None = None):
-        r""":math:`\mathbb E[\sigma'(Z)^2]` (needed for :math:`\check\mu_1^2`, srf-theory.md (12))."""
+        r""":math:`\mathbb E[\sigma'(Z)^2]` (needed for :math:`\check\mu_1^2`, docs/theory/srf-theory.md (12))."""
         return self.derivative().second_moment(dps)
 
     # ---- float64 callables
@@ -195,7 +195,7 @@ class Activation:
         return float(Activation(self.expr, False).coeff(0, 20))
 
     def coeffs(self, kmax: int, dps: int = 15) -> HermiteCoefficients:
-        """All of ``hermite.md`` §2 at once: see :func:`he_coeffs`."""
+        """All of docs/theory/hermite.md §2 at once: see :func:`he_coeffs`."""
         return he_coeffs(self, kmax, dps)
 
 
@@ -272,7 +272,7 @@ def _c_rest(act: Activation, upto: int, dps):
             return val
         with precision(dps):
             return to_mpf(val, dps)
-    # Cancellation (hermite.md §2.4): the moments carry GUARD_DIGITS extra digits of
+    # Cancellation (docs/theory/hermite.md §2.4): the moments carry GUARD_DIGITS extra digits of
     # working precision and quadrature is converged to 10**-(dps+4).
     d = dps or 15
     with precision(d):
@@ -324,7 +324,7 @@ def he_coeffs(f, kmax: int, dps: int = 15, *, center: bool = False, param: str =
     HermiteCoefficients
         Values, exact forms, methods, :math:`\mathbb E\sigma`, :math:`\mathbb E\sigma^2`,
         :math:`c_{>1}`, :math:`c_\star`, breakpoints and the Parseval partial sum
-        :math:`\sum_{k\le K}k!c_k^2` (``hermite.md`` §2.1) as a diagnostic.
+        :math:`\sum_{k\le K}k!c_k^2` (docs/theory/hermite.md §2.1) as a diagnostic.
 
     Examples
     --------
@@ -366,7 +366,7 @@ def he_coeffs(f, kmax: int, dps: int = 15, *, center: bool = False, param: str =
         breakpoints=[str(b) for b in breakpoints(act.expr)],
         parseval_partial=parseval,
         provenance=provenance(dps=int(dps), method="exact Gaussian integrals; tanh-sinh split at kinks",
-                              references=["hermite.md §2", "hermite.md §5"], guard_digits=GUARD_DIGITS),
+                              references=["docs/theory/hermite.md §2", "docs/theory/hermite.md §5"], guard_digits=GUARD_DIGITS),
     )
 
 

@@ -3,11 +3,11 @@
 :func:`check_expression` decides whether an expression is a usable activation (real, finite,
 square-integrable under N(0,1)).  :func:`pieces` splits an expression at every kink or jump
 (found symbolically), which both the exact Gaussian integrator and the
-breakpoint-split quadrature of ``hermite.md`` §5.4 need.
+breakpoint-split quadrature of docs/theory/hermite.md §5.4 need.
 
 References
 ----------
-``hermite.md`` §§2.3, 4, 5 of the package specification.
+docs/theory/hermite.md §§2.3, 4, 5.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def breakpoints(e: sp.Expr) -> tuple:
     """Exact, sorted real points where *e* has a kink or jump.
 
     Found symbolically from the conditions of ``Max``, ``Min``, ``Abs``, ``sign`` and
-    ``Heaviside``.  ``0`` is not added here; quadrature adds it (``hermite.md`` §5.4).
+    ``Heaviside``.  ``0`` is not added here; quadrature adds it (docs/theory/hermite.md §5.4).
 
     >>> from onestep_theory.hermite.parsing import parse
     >>> breakpoints(parse("Max(x,0) + Abs(x - 1/2)"))

@@ -16,11 +16,11 @@ used: it is slow and unreliable on these integrands.
 
 Numeric layer (mpmath).  ``mp.quad`` (tanh-sinh) over ``[-inf, b_1, ..., b_m, inf]`` with a
 breakpoint at every kink and at 0, each piece integrated with its own smooth formula
-(``hermite.md`` §5.4).  Gauss–Hermite is never used here.
+(docs/theory/hermite.md §5.4).  Gauss–Hermite is never used here.
 
 References
 ----------
-``hermite.md`` §§1–5.  D. B. Owen, *A table of normal integrals*, Comm. Statist.
+docs/theory/hermite.md §§1–5.  D. B. Owen, *A table of normal integrals*, Comm. Statist.
 Simul. Comput. 9 (1980) 389–419 (formulas 7.1.x for erf).
 """
 
@@ -339,7 +339,7 @@ def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 
     (panels end exactly at every kink; the integrand is evaluated with exact constants), accepted when
     two refinement levels agree to ``10**-(dps+4)`` of the scale and the integrand is negligible at
     the cut-off.  Otherwise (an integrand that turns faster than the panels resolve, or grows too
-    fast for the cut-off) mpmath's tanh-sinh on the pieces, :func:`tanh_sinh_vec` (``hermite.md``
+    fast for the cut-off) mpmath's tanh-sinh on the pieces, :func:`tanh_sinh_vec` (docs/theory/hermite.md
     §5.4).  Returns ``mpf`` values at ``dps + GUARD_DIGITS`` digits.
     """
     try:

@@ -27,7 +27,7 @@ def _he_expr(k: int) -> sp.Expr:
     return sp.expand(sp.hermite_prob(k, x))
 
 
-#: Named activations and teachers (``hermite.md`` §4).
+#: Named activations and teachers (docs/theory/hermite.md §4).
 NAMED: dict[str, sp.Expr] = {
     "tanh": sp.tanh(x),
     "relu": sp.Max(x, 0),

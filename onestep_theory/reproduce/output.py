@@ -1,4 +1,5 @@
-"""Output helpers of the reproduction: tables (CSV + JSON), plots (matplotlib if installed), z-scores, log."""
+"""Output helpers of the reproduction: tables (CSV + JSON), plots (matplotlib if installed), z-scores against the
+standard error (docs/theory/srf-theory.md §10), log."""
 
 from __future__ import annotations
 

@@ -3,11 +3,11 @@
 Six experiments, each with theory lines, simulation points (mean ± standard error), a table
 (CSV and JSON) and, with matplotlib installed (the ``plot`` extra), a PNG:
 
-1. resolvent traces m1, m2 over λ: theory against simulated traces (spike-theory.md §6, §9.4);
+1. resolvent traces m1, m2 over λ: theory against simulated traces (docs/theory/spike-theory.md §6, §9.4);
 2. training-loss gain against α = log η / log n for Settings 1 and 2 (protocol A), with the windows
-   and the Δ_ℓ plateaus (spike-theory.md §§5, 7, 9.2);
+   and the Δ_ℓ plateaus (docs/theory/spike-theory.md §§5, 7, 9.2);
 3. test-error gain Λ1, Λ2: corrected form, printed form and protocol B-limit simulation (§8);
-4. sRF learning curves over α for the reference cases A and B (srf-theory.md §11.2), with direct
+4. sRF learning curves over α for the reference cases A and B (docs/theory/srf-theory.md §11.2), with direct
    sRF and full-network simulation points and the best linear baseline (§4, §10);
 5. bounds (26)/(27) against η̃ with the λ-optimised test error (§6);
 6. feature spectrum: histogram of simulated eigenvalues against the theory density (§7).

@@ -4,12 +4,12 @@ docs/theory/srf-theory.md §10).
 ==========================  ===========================================================  ==========================
 function                    what it simulates                                            docs/theory
 ==========================  ===========================================================  ==========================
-:func:`sim_resolvent`       traces m1, m2 and their λ-derivatives of the RF resolvent     spike-theory.md §9.4
-:func:`sim_spikes`          one-step network (protocol A): training/test gains            spike-theory.md §9.2
-:func:`sim_spike_model`     Gaussian-equivalent spike model (protocol B, limit/finite)    spike-theory.md §9.3
-:func:`sim_giant_step`      one giant step, ridge on fresh data, measured r, c, γ         srf-theory.md §10.2
-:func:`sim_srf`             direct spiked-random-features ridge, order parameters         srf-theory.md §10.1
-:func:`sim_spectrum`        eigenvalues of ΦᵀΦ/p, top (mean) spike, Stieltjes transform   srf-theory.md §10.3
+:func:`sim_resolvent`       traces m1, m2 and their λ-derivatives of the RF resolvent     docs/theory/spike-theory.md §9.4
+:func:`sim_spikes`          one-step network (protocol A): training/test gains            docs/theory/spike-theory.md §9.2
+:func:`sim_spike_model`     Gaussian-equivalent spike model (protocol B, limit/finite)    docs/theory/spike-theory.md §9.3
+:func:`sim_giant_step`      one giant step, ridge on fresh data, measured r, c, γ         docs/theory/srf-theory.md §10.2
+:func:`sim_srf`             direct spiked-random-features ridge, order parameters         docs/theory/srf-theory.md §10.1
+:func:`sim_spectrum`        eigenvalues of ΦᵀΦ/p, top (mean) spike, Stieltjes transform   docs/theory/srf-theory.md §10.3
 ==========================  ===========================================================  ==========================
 """
 

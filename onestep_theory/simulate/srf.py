@@ -25,7 +25,7 @@ __all__ = ["sim_giant_step", "sim_srf", "sim_spectrum", "empirical_spectrum", "s
 
 
 def ridge_sum(Phi, y, p, n_lam=1):
-    """Readout (4) of srf-theory.md: min sum (y - a^T phi/sqrt p)^2 + lam ||a||^2."""
+    """Readout (4) of docs/theory/srf-theory.md: min sum (y - a^T phi/sqrt p)^2 + lam ||a||^2."""
     return Ridge(Phi / math.sqrt(p), y, n_mu=n_lam)
 
 

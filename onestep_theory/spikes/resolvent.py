@@ -1,6 +1,6 @@
 r"""Random-features resolvent traces :math:`m_1, m_2` and their λ-derivatives.
 
-Implements spike-theory.md §6 ([MLHD23] with [AP20] (S67)/(S68)):
+Implements docs/theory/spike-theory.md §6 ([MLHD23] with [AP20] (S67)/(S68)):
 
 .. math::
     G_1=\phi(m_1-m_2)(c_{>1}^2m_1+c_1^2m_2)+\Psi=0,\qquad
@@ -48,7 +48,7 @@ class M1M2Warning(UserWarning):
 
 @functools.lru_cache(maxsize=None)
 def system():
-    r"""SymPy equations :math:`(G_1, G_2)` of spike-theory.md §6.1 in the symbols
+    r"""SymPy equations :math:`(G_1, G_2)` of docs/theory/spike-theory.md §6.1 in the symbols
     ``m1, m2, phi, psi, lambda, c1, c_gt1``.
 
     >>> G1, G2 = system()
@@ -63,7 +63,7 @@ def system():
 
 @functools.lru_cache(maxsize=None)
 def ap20_system():
-    r"""[AP20] (S67), (S68) after the reparametrisation of spike-theory.md §6.2
+    r"""[AP20] (S67), (S68) after the reparametrisation of docs/theory/spike-theory.md §6.2
     (:math:`\zeta=c_1^2`, :math:`\eta_{AP}=c_1^2+c_{>1}^2`, :math:`\gamma=\lambda\psi/\phi`, :math:`\tau_i=m_i`).
 
     (S67)/ψ equals :math:`G_2` and −(S68) equals :math:`G_1` identically (tested).
@@ -116,7 +116,7 @@ def _compiled(module: str):
 
 @dataclasses.dataclass
 class Resolvent(Result):
-    """Solution of the m1, m2 system with derivatives, residual and method (spike-theory.md §6)."""
+    """Solution of the m1, m2 system with derivatives, residual and method (docs/theory/spike-theory.md §6)."""
 
     m1: object
     m2: object
@@ -190,7 +190,7 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
     Exact inputs (strings such as ``"1/2"``, Rationals) stay exact until evaluation;
     ``c1``/``c_gt1`` may also be ``mpf`` (e.g. from quadrature).
 
-    >>> r = resolvent_from_constants("1/2", "1/2", "1/10", 1, "1/2", dps=20)   # spike-theory.md §11
+    >>> r = resolvent_from_constants("1/2", "1/2", "1/10", 1, "1/2", dps=20)   # docs/theory/spike-theory.md §11
     >>> print(mpmath.nstr(r.m1, 10), mpmath.nstr(r.m2, 10))
     3.466048639 1.018617577
     """
@@ -276,14 +276,14 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
                      iterations=it, residual=res, errors=errors, method="quartic (mp.polyroots) + Newton polish",
                      roots=[(a, b) for a, b in all_pairs],
                      provenance=provenance(dps=dps, method="quartic elimination, mp.polyroots, Newton on (G1, G2)",
-                                           references=["spike-theory.md §6.1", "§6.3", "§6.4", "[AP20] (S67)-(S68)"]))
+                                           references=["docs/theory/spike-theory.md §6.1", "§6.3", "§6.4", "[AP20] (S67)-(S68)"]))
 
 
 def resolvent(student, phi_v, psi_v, lam_v, dps: int = 15) -> Resolvent:
     """:func:`resolvent_from_constants` with :math:`c_1, c_{>1}` of a (centred) student.
 
     The traces depend on the student only through :math:`(c_1, c_{>1})`; :math:`c_0` plays
-    no role here (the feature matrix uses the centred activation, hermite.md §2.3).
+    no role here (the feature matrix uses the centred activation, docs/theory/hermite.md §2.3).
     """
     s = Activation.from_any(student, "student", center=True)
     c1_v = s.coeff(1, dps + GUARD_DIGITS)
@@ -301,7 +301,7 @@ def resolvent_sweep(phi_v, psi_v, lam_v, c1_v, cg_v, *, newton_steps: int = 3, r
                     return_status: bool = False):
     r"""Vectorised float64 solution over arrays (broadcast) of :math:`(\phi,\psi,\lambda,c_1,c_{>1})`.
 
-    The quartic of §6.3 is solved for every point at once by the eigenvalues of a stack of
+    The quartic of docs/theory/spike-theory.md §6.3 is solved for every point at once by the eigenvalues of a stack of
     companion matrices; the positive root is selected, then polished by ``newton_steps``
     vectorised Newton steps on :math:`(G_1,G_2)`.  Every root is then checked (m1, m2 > 0, the
     physical branch :math:`0<\lambda\psi m_1/\phi<1` and :math:`D>0`, a residual small on the scale of

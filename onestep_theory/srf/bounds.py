@@ -1,4 +1,4 @@
-r"""Bounds on the sRF test error, eqs. (26)–(31) of [CPDKLZL24] (srf-theory.md §6).
+r"""Bounds on the sRF test error, eqs. (26)–(31) of [CPDKLZL24] (docs/theory/srf-theory.md §6).
 
 At :math:`\gamma=1` (hence :math:`c=1`, :math:`r=\tilde\eta\mu_1|\mu_1^\star|`), with
 :math:`\langle f,g\rangle=\mathbb E_{\kappa}[fg]` (166):
@@ -43,7 +43,7 @@ def best_linear(teacher) -> float:
 
 def _bounds_at(S, norm2, extension: bool):
     """(upper, lower) on a κ setup ``S`` (float64 or mpf): (26) and (27) of [CPDKLZL24] at γ = 1; the
-    derived γ < 1 extension of srf-theory.md §6 (teacher smoothed to h, third direction ψμ1z) otherwise."""
+    derived γ < 1 extension of docs/theory/srf-theory.md §6 (teacher smoothed to h, third direction ψμ1z) otherwise."""
     w, mu0, mu1, h, h1, k = S.w, S.mu0, S.mu1, S.h, S.h1, S.kappa
     tiny = 1e-300 if not S.mp else mpmath.mpf(10) ** (-(mpmath.mp.dps - 5))
     g00 = w @ (mu0 * mu0)
@@ -135,14 +135,14 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     value carries an error estimate (``errors``); with ``dps`` the κ-rule runs in Arb and the values are
     certified to ``dps`` digits (or :class:`~onestep_theory.errors.ConvergenceError` says how many).
 
-    >>> b = bounds("erf(x)", "erf(x)", r="sqrt(3)", c=1, gamma=1)   # srf-theory.md §6: both vanish at r = sqrt 3
+    >>> b = bounds("erf(x)", "erf(x)", r="sqrt(3)", c=1, gamma=1)   # docs/theory/srf-theory.md §6: both vanish at r = sqrt 3
     >>> abs(b.upper) < 1e-12, abs(b.lower) < 1e-12
     (True, True)
     """
     dps = check_dps(dps, MAX_SRF_DPS)
     target = 1e-10 if dps is None else 10.0 ** -dps
     bl = best_linear(teacher)
-    refs = ["[CPDKLZL24] (26)-(28), (165)-(172)", "srf-theory.md §6", "docs/theory/numerics.md §5"]
+    refs = ["[CPDKLZL24] (26)-(28), (165)-(172)", "docs/theory/srf-theory.md §6", "docs/theory/numerics.md §5"]
     if optimize_eta:
         if r is not None:
             raise InvalidParameterError("optimize_eta", True, "(alpha0, eta) parametrisation, not explicit r")

@@ -1,6 +1,6 @@
 r"""Network after one giant step → equivalent spiked-random-features parameters (r, c, γ).
 
-Implements Result 3.1 of [CPDKLZL24], eqs. (9)–(12), as specified in ``srf-theory.md`` §2:
+Implements Result 3.1 of [CPDKLZL24], eqs. (9)–(12), as specified in docs/theory/srf-theory.md §2:
 
 .. math::
     \gamma=\frac{\mu_1^\star}{\sqrt{\mu_1^{\star2}+\mu_2^\star/\alpha_0}},\qquad
@@ -40,7 +40,7 @@ MAX_ALPHA0 = 10**12
 
 
 class NonOddWarning(UserWarning):
-    """Result 3.1 was derived and validated for odd activations only (srf-theory.md §2, Validity)."""
+    """Result 3.1 was derived and validated for odd activations only (docs/theory/srf-theory.md §2, Validity)."""
 
 
 @dataclasses.dataclass
@@ -117,11 +117,11 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
     strict_odd : bool
         Result 3.1 assumes an odd student (:math:`\mathbb E\sigma=\mathbb E\sigma''=0`).  By default a
         non-odd student is refused with a clear error; ``strict_odd=False`` computes the (unvalidated)
-        mapping anyway and warns, as srf-theory.md §2 describes.  User-supplied (r, c, γ) are always accepted.
+        mapping anyway and warns, as docs/theory/srf-theory.md §2 describes.  User-supplied (r, c, γ) are always accepted.
 
     Examples
     --------
-    >>> p = srf_params("tanh", "sin", 20, 3)                  # srf-theory.md §11.2, case A
+    >>> p = srf_params("tanh", "sin", 20, 3)                  # docs/theory/srf-theory.md §11.2, case A
     >>> [mpmath.nstr(v, 11) for v in (p.r, p.gamma, p.c)]
     ['1.1340555093', '0.97185444449', '1.0189732005']
     """
@@ -156,11 +156,11 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
                      alpha0=a0, eta=et, noise_var=dv, c_formula=c_formula, dps=dps,
                      provenance=provenance(dps=dps, method="closed form",
                                            references=["[CPDKLZL24] Result 3.1, eqs. (9)-(12)",
-                                                       "srf-theory.md §2"]))
+                                                       "docs/theory/srf-theory.md §2"]))
 
 
 def _check_odd(s: Activation, strict: bool, dps: int) -> None:
-    """Result 3.1 assumes E sigma = E sigma'' = 0 (srf-theory.md §2, Validity)."""
+    """Result 3.1 assumes E sigma = E sigma'' = 0 (docs/theory/srf-theory.md §2, Validity)."""
     mean = s.mean(dps)
     z_dsig = s.derivative().coeff(1, dps)  # E[z sigma'(z)] = E sigma''
     if abs(mean) > 1e-12 or abs(z_dsig) > 1e-12:

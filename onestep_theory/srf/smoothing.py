@@ -130,7 +130,7 @@ def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int |
     if backend == "exact" and not is_piecewise_polynomial(act.expr):
         raise InvalidParameterError("backend", backend, "'panels' or 'gauss-hermite' for a non-polynomial piece")
     if backend == "gauss-hermite" and breakpoints(act.expr):
-        raise InvalidParameterError("backend", backend, "'exact' or 'panels' for a kinked function (hermite.md §5.5)")
+        raise InvalidParameterError("backend", backend, "'exact' or 'panels' for a kinked function (docs/theory/hermite.md §5.5)")
     if dps is not None:
         with precision(dps):
             res = _smooth_arb(act, a, s, backend, flint.ctx.dps, digits if digits is not None else dps + 3, level,

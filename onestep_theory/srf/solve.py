@@ -186,7 +186,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     Jinv = np.linalg.inv(np.eye(7) - J)
     # rounding noise in F is amplified by the condition of the fixed point, ||(I - J)^-1||, and grows
     # with the number of nodes summed: like log2 N for numpy's pairwise sums, like sqrt N for the
-    # sequential sums over mpf (measured: numerics.md §5)
+    # sequential sums over mpf (measured: docs/theory/numerics.md §5)
     cond = max(1.0, float(np.linalg.norm(Jinv, np.inf)))
 
     def floor(eps, Sl):

@@ -1,4 +1,4 @@
-r"""Spectrum of the learned-feature covariance :math:`A=\Phi^\top\Phi/p` (srf-theory.md §7; [DPCKLL24]).
+r"""Spectrum of the learned-feature covariance :math:`A=\Phi^\top\Phi/p` (docs/theory/srf-theory.md §7; [DPCKLL24]).
 
 Bulk (189)–(190): the V-equations of Result 3.3 with :math:`\lambda\to-z`, :math:`z\in\mathbb C^+`,
 
@@ -36,7 +36,7 @@ __all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum"
 
 
 def _mp_stieltjes_complex(c, beta, t):
-    """s = int dmu_MP/(rho + t) for complex t: root of c beta t s^2 + (t + c - c beta) s - 1 = 0 (srf-theory.md
+    """s = int dmu_MP/(rho + t) for complex t: root of c beta t s^2 + (t + c - c beta) s - 1 = 0 (docs/theory/srf-theory.md
     §4.5 closed form), on the branch sign Im s = -sign Im t with s ~ 1/t at large |t| (§7 'Numerics').
     Works for Python complex and for mpmath ``mpc``."""
     a, b = c * beta * t, t + c - c * beta
@@ -272,4 +272,4 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
                     dps=dps, provenance=provenance(dps=dps, method="damped fixed point + Newton with the complex MP "
                                                    "Stieltjes transform; error from a refined kappa rule",
                                                    references=["[DPCKLL24]", "[CPDKLZL24] App. F (189)-(191)",
-                                                               "srf-theory.md §7", "docs/theory/numerics.md §5"]))
+                                                               "docs/theory/srf-theory.md §7", "docs/theory/numerics.md §5"]))
