@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.precision import MAX_DPS
 
-__all__ = ["Parser", "int_in", "exact_arg", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
+__all__ = ["Parser", "int_in", "exact_arg", "add_exact", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
            "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
            "MAX_GRID"]
 
@@ -58,6 +58,12 @@ def int_in(name, lo, hi):
 def exact_arg(text):
     """Argument type that keeps the user's text, so exact strings ("1/3", "0.1", "sqrt(2)/2") reach the API."""
     return text
+
+
+def add_exact(p, *specs, required=True):
+    """Add exact-number arguments ``(flag, help)`` (kept as text so that "1/3" stays exact)."""
+    for flag, help_text in specs:
+        p.add_argument(flag, required=required, type=exact_arg, help=help_text)
 
 
 def add_dps(p, default=15):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .common import add_json, command, emit, exact_arg, exact_list, float_list, int_in, output_path
+from .common import add_exact, add_json, command, emit, exact_arg, exact_list, float_list, int_in, output_path
 from ..core.exact import nstr
 from ..core.results import serialize, vouched
 from ..srf.solve import MAX_SRF_DPS
@@ -47,6 +47,13 @@ def _solver_args(p):
     p.add_argument("--inner-nodes", type=int_in("--inner-nodes", 5, 2001),
                    help="fixed Gauss-Hermite inner rule for smooth functions (notebook compatibility)")
     p.add_argument("--tol", type=exact_arg, help="relative error wanted in float64, in [1e-13, 0.1] (default 1e-10)")
+
+
+def _model_args(p):
+    """--dps, the model and solver options, --json."""
+    _dps_arg(p)
+    _solver_args(p)
+    add_json(p)
 
 
 def _kw(args):
@@ -249,8 +256,7 @@ def _run_cge(args):
 def _setup_mapping(p):
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", required=True)
-    p.add_argument("--alpha0", required=True, type=exact_arg, help="n0/d of the gradient step ('inf' allowed)")
-    p.add_argument("--eta", required=True, type=exact_arg, help="learning rate eta~ (eta = eta~ p)")
+    add_exact(p, ("--alpha0", "n0/d of the gradient step ('inf' allowed)"), ("--eta", "learning rate eta~ (eta = eta~ p)"))
     p.add_argument("--noise-var", type=exact_arg, default="0", help="label-noise variance Delta >= 0")
     p.add_argument("--c-formula", choices=["corrected", "v1"], default="corrected")
     p.add_argument("--allow-non-odd", action="store_true")
@@ -271,12 +277,8 @@ def _setup_cge(p):
 @command(COMMANDS, "srf", "sRF saddle point and test error (Result 3.3 of [CPDKLZL24])")
 def _setup_srf(p):
     _rcg_args(p)
-    p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")
-    p.add_argument("--beta", required=True, type=exact_arg, help="p/d")
-    p.add_argument("--lam", required=True, type=exact_arg, help="ridge lambda > 0 (sum loss)")
-    _dps_arg(p)
-    _solver_args(p)
-    add_json(p)
+    add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"), ("--lam", "ridge lambda > 0 (sum loss)"))
+    _model_args(p)
     return _run_srf
 
 
@@ -291,9 +293,7 @@ def _setup_curve(p):
     p.add_argument("--beta", type=float, default=1.0)
     p.add_argument("--lam", type=float, default=0.1)
     p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
-    _dps_arg(p)
-    _solver_args(p)
-    add_json(p)
+    _model_args(p)
     return _run_curve
 
 
@@ -310,8 +310,7 @@ def _setup_bounds(p):
 @command(COMMANDS, "spectrum", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike (docs/theory/srf-theory.md §7)")
 def _setup_spectrum(p):
     _rcg_args(p, need_teacher=False)
-    p.add_argument("--alpha", required=True, type=exact_arg, help="n/d")
-    p.add_argument("--beta", required=True, type=exact_arg, help="p/d")
+    add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"))
     p.add_argument("--z", type=float_list, help="grid of real parts x ('a:b:k'); default automatic")
     p.add_argument("--lam", type=float_list, default=[0.1, 0.5, 1.0, 3.0], help="lambdas for V2(-lambda)")
     p.add_argument("--d", type=int_in("--d", 1, 10**9), help="dimension, to report the mean spike location n E mu0^2")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from .common import add_dps, add_json, command, emit, exact_arg, int_in
+from .common import add_dps, add_exact, add_json, command, emit, exact_arg, int_in
 from ..core.exact import nstr
 
 
@@ -56,9 +56,7 @@ def _run_gains(args):
 @command(COMMANDS, "resolvent", "random-features resolvent traces m1, m2 and their lambda-derivatives (docs/theory/spike-theory.md §6)")
 def _setup_resolvent(p):
     p.add_argument("--student", required=True)
-    p.add_argument("--phi", required=True, type=exact_arg, help="d/n (exact strings such as 1/2 welcome)")
-    p.add_argument("--psi", required=True, type=exact_arg, help="d/N")
-    p.add_argument("--lam", required=True, type=exact_arg, help="ridge lambda > 0")
+    add_exact(p, ("--phi", "d/n (exact strings such as 1/2 welcome)"), ("--psi", "d/N"), ("--lam", "ridge lambda > 0"))
     add_dps(p)
     add_json(p)
     return _run_resolvent
@@ -69,9 +67,7 @@ def _setup_gains(p):
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", required=True)
     p.add_argument("--noise-var", type=exact_arg, default="0")
-    p.add_argument("--phi", required=True, type=exact_arg)
-    p.add_argument("--psi", required=True, type=exact_arg)
-    p.add_argument("--lam", required=True, type=exact_arg)
+    add_exact(p, ("--phi", "d/n"), ("--psi", "d/N"), ("--lam", "ridge lambda > 0"))
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--ell", type=int_in("--ell", 1, 8), help="number of spikes")
     g.add_argument("--alpha", type=exact_arg, help="step-size exponent (eta ~ n^alpha); ell = its window")

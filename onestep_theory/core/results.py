@@ -16,7 +16,7 @@ import sympy as sp
 
 from .exact import nstr
 
-__all__ = ["Result", "serialize", "provenance", "digits_of", "vouched"]
+__all__ = ["Result", "VouchedResult", "serialize", "provenance", "digits_of", "vouched"]
 
 
 def provenance(dps=None, method=None, references=(), **extra) -> dict:
@@ -100,3 +100,41 @@ def vouched(value, err) -> str:
     if dg < 1:
         return f"{v:.1e}"
     return nstr(value, min(dg, 200)) if not isinstance(value, float) else f"{v:.{min(dg, 17)}g}"
+
+
+def _vouch_like(value, err):
+    """``value`` (a number, a list or a dict of numbers) printed to the digits its ``err`` vouches for."""
+    if isinstance(err, dict):
+        return {k: _vouch_like(value[k], e) for k, e in err.items()}
+    if isinstance(err, (list, tuple)):
+        return [_vouch_like(v, e) for v, e in zip(value, err)]
+    return vouched(value, err)
+
+
+def _error_text(err):
+    if isinstance(err, dict):
+        return {k: _error_text(e) for k, e in err.items()}
+    if isinstance(err, (list, tuple)):
+        return [_error_text(e) for e in err]
+    return f"{float(err):.2e}"
+
+
+@dataclasses.dataclass
+class VouchedResult(Result):
+    """A result with an ``errors`` dict (absolute error estimates): :meth:`to_dict` prints every field that
+    has an error to the digits it vouches for, and the errors themselves to three digits
+    (docs/theory/numerics.md §1).  ``ERROR_KEYS`` maps a field to its key in ``errors`` where they differ."""
+
+    ERROR_KEYS = {}
+
+    def to_dict(self) -> dict:
+        d = super().to_dict()
+        errs = getattr(self, "errors", None) or {}
+        fields = {f.name for f in dataclasses.fields(self)}
+        for name in fields - {"errors"}:
+            key = self.ERROR_KEYS.get(name, name)
+            if key in errs:
+                d[name] = _vouch_like(getattr(self, name), errs[key])
+        if errs:
+            d["errors"] = _error_text(errs)
+        return d

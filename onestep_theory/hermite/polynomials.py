@@ -72,12 +72,16 @@ def he_poly(k: int) -> sp.Expr:
     """
     if k < 0:
         raise InvalidParameterError("k", k, "an integer >= 0")
-    terms = [
-        sp.Integer((-1) ** m * math.factorial(k)) / (math.factorial(m) * math.factorial(k - 2 * m) * 2**m)
-        * x ** (k - 2 * m)
-        for m in range(k // 2 + 1)
-    ]
-    return sp.Add(*terms)
+    return sp.Add(*(c * x**j for j, c in enumerate(_monomials(k)) if c))
+
+
+@functools.lru_cache(maxsize=None)
+def _monomials(k: int) -> tuple:
+    """Exact monomial coefficients of He_k: (-1)^m k!/(m! (k-2m)! 2^m) at x^(k-2m) (docs/theory/hermite.md §1)."""
+    out = [sp.Integer(0)] * (k + 1)
+    for m in range(k // 2 + 1):
+        out[k - 2 * m] = sp.Rational((-1) ** m * math.factorial(k), math.factorial(m) * math.factorial(k - 2 * m) * 2**m)
+    return tuple(out)
 
 
 def he_xi(p: int, i: int) -> int:
@@ -129,14 +133,7 @@ def he_from_monomial(coeffs) -> list:
     [0, 3, 0, 1]
     """
     a = [_exactify(c) for c in coeffs]
-    out = [sp.Integer(0)] * len(a)
-    for p, ap in enumerate(a):
-        if ap == 0:
-            continue
-        for i, xi in enumerate(he_xi_row(p)):
-            if xi:
-                out[i] += ap * xi
-    return out
+    return [sp.Add(*(ap * he_xi(p, i) for p, ap in enumerate(a) if p >= i)) for i in range(len(a))]
 
 
 def he_to_monomial(coeffs) -> list:
@@ -146,13 +143,6 @@ def he_to_monomial(coeffs) -> list:
     [0, 0, 0, 1]
     """
     h = [_exactify(c) for c in coeffs]
-    out = [sp.Integer(0)] * len(h)
-    for k, hk in enumerate(h):
-        if hk == 0:
-            continue
-        for m in range(k // 2 + 1):
-            out[k - 2 * m] += hk * sp.Integer((-1) ** m * math.factorial(k)) / (
-                math.factorial(m) * math.factorial(k - 2 * m) * 2**m)
-    return out
+    return [sp.Add(*(hk * _monomials(k)[j] for k, hk in enumerate(h) if k >= j)) for j in range(len(h))]
 
 

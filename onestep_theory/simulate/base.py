@@ -1,18 +1,8 @@
 r"""Shared infrastructure of the finite-size simulations: statistics, seeds, sizes and memory, random
 objects, float64 activations, ridge solves and test errors.
 
-The protocols live in :mod:`onestep_theory.simulate.spikes` and :mod:`onestep_theory.simulate.srf`:
-
-==========================  ===========================================================  ==========================
-function                    what it simulates                                            specification
-==========================  ===========================================================  ==========================
-:func:`sim_resolvent`       traces m1, m2 and their λ-derivatives of the RF resolvent     docs/theory/spike-theory.md §9.4
-:func:`sim_spikes`          one-step network (protocol A): training/test gains            docs/theory/spike-theory.md §9.2
-:func:`sim_spike_model`     Gaussian-equivalent spike model (protocol B, limit/finite)    docs/theory/spike-theory.md §9.3
-:func:`sim_giant_step`      one giant step, ridge on fresh data, measured r, c, γ         docs/theory/srf-theory.md §10.2
-:func:`sim_srf`             direct spiked-random-features ridge, order parameters         docs/theory/srf-theory.md §10.1
-:func:`sim_spectrum`        eigenvalues of ΦᵀΦ/p, top (mean) spike, Stieltjes transform   docs/theory/srf-theory.md §10.3
-==========================  ===========================================================  ==========================
+The protocols live in :mod:`onestep_theory.simulate.spikes` (docs/theory/spike-theory.md §9) and
+:mod:`onestep_theory.simulate.srf` (docs/theory/srf-theory.md §10).
 
 Every routine takes ``seed`` (an int, a :class:`numpy.random.SeedSequence` or a
 :class:`numpy.random.Generator`) and ``reps``; repetition *k* uses the *k*-th child of
@@ -39,7 +29,7 @@ from ..core.results import Result
 
 __all__ = ["Stat", "SimulationResult", "Ridge", "spawn", "sizes_spike", "sizes_srf", "available_memory", "check_memory",
            "collect", "check_reps", "positive", "nonnegative", "lam_grid", "sphere_rows", "unit_vector", "Fn",
-           "test_mse", "report_progress", "teacher_fn", "MEMORY_SHARE"]
+           "test_mse", "report_progress", "MEMORY_SHARE"]
 
 
 # --------------------------------------------------------------------------- statistics
@@ -314,12 +304,8 @@ def test_mse(features, d, coefs, n_test, batch, rng_test, target_fn):
 
 
 def report_progress(progress, i, total):
+    """Call ``progress(i, total)`` after repetition i (a callable, or None/False for silence)."""
     if callable(progress):
         progress(i, total)
     elif progress not in (None, False):
         raise InvalidParameterError("progress", progress, "a callable(i, total), None or False")
-
-
-def teacher_fn(teacher_spec):
-    t = Fn(teacher_spec, "teacher")
-    return t

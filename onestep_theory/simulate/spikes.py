@@ -18,7 +18,7 @@ from ..core.errors import InvalidParameterError
 from ..core.results import provenance
 from ..hermite.quadrature import gauss_hermite
 from .base import (Fn, Ridge, SimulationResult, check_reps, collect, lam_grid, nonnegative, report_progress,
-                   sizes_spike, spawn, sphere_rows, teacher_fn, test_mse, unit_vector)
+                   sizes_spike, spawn, sphere_rows, test_mse, unit_vector)
 
 __all__ = ["sim_resolvent", "sim_spikes", "sim_spike_model"]
 
@@ -176,7 +176,7 @@ def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, 
     eta = nonnegative(eta, "eta")
     n_test = int(n_test) if n_test is not None else 2 * n
     s = Fn(student, "student", center=True)
-    t = teacher_fn(teacher)
+    t = Fn(teacher, "teacher")
     c1 = s.c(1)
     sd = math.sqrt(noise_var)
     ratio = N / n
@@ -287,7 +287,7 @@ def sim_spike_model(student, teacher, n=None, d=None, N=None, *, phi=None, psi=N
         raise InvalidParameterError("ell", ell, "an integer in [0, 8]")
     noise_var = nonnegative(noise_var, "noise_var")
     s = Fn(student, "student", center=True)
-    t = teacher_fn(teacher)
+    t = Fn(teacher, "teacher")
     c1, cg = s.c(1), s.c_gt1()
     if mode == "finite":
         if eta is None:

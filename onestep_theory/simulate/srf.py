@@ -19,7 +19,7 @@ from ..core.errors import InvalidParameterError
 from ..core.results import provenance
 from ..srf.priors import empirical_from_weights
 from .base import (Fn, Ridge, SimulationResult, check_reps, collect, lam_grid, nonnegative, report_progress, sizes_srf,
-                   spawn, sphere_rows, teacher_fn, test_mse, unit_vector)
+                   spawn, sphere_rows, test_mse, unit_vector)
 
 __all__ = ["sim_giant_step", "sim_srf", "sim_spectrum", "empirical_spectrum", "srf_weights", "ridge_sum"]
 
@@ -46,10 +46,8 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
     check_reps(reps)
     eta = nonnegative(eta, "eta")
     noise_var = nonnegative(noise_var, "noise_var")
-    s = Fn(student, "student")
-    t = teacher_fn(teacher)
-    t0 = time.perf_counter()
-    rows = []
+    s, t = Fn(student, "student"), Fn(teacher, "teacher")
+    t0, rows = time.perf_counter(), []
     for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
         W0 = sphere_rows(rw, p, d)
         theta = unit_vector(rw, d)
@@ -133,10 +131,8 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     if features == "cgep" and mu_fns is None:
         raise InvalidParameterError("mu_fns", None, "(mu0, mu1, mustar) callables for features='cgep'")
     noise_var = nonnegative(noise_var, "noise_var")
-    s = Fn(student, "student")
-    t = teacher_fn(teacher)
-    t0 = time.perf_counter()
-    rows = []
+    s, t = Fn(student, "student"), Fn(teacher, "teacher")
+    t0, rows = time.perf_counter(), []
     for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
         Wt, v, tp, theta = srf_weights(rw, d, p, r, c, gamma)
         W = Wt + r * v[None, :]

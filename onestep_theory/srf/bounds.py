@@ -25,7 +25,7 @@ from ..core.errors import ConvergenceError, InvalidParameterError
 from ..hermite.activation import Activation
 from .mapping import srf_params
 from ..core.precision import GUARD_DIGITS, precision
-from ..core.results import Result, digits_of, provenance, vouched
+from ..core.results import VouchedResult, digits_of, provenance
 from .kappa import srf_setup
 from .solve import MAX_LEVEL, MAX_SRF_DPS
 
@@ -70,7 +70,7 @@ def _bounds_at(S, norm2, extension: bool):
 
 
 @dataclasses.dataclass
-class Bounds(Result):
+class Bounds(VouchedResult):
     """Upper (26) and lower (27) bounds, best linear baseline; η̃-optimised if requested (28).
 
     ``errors`` holds the estimated absolute error of ``upper`` and ``lower`` (change under a refined
@@ -92,13 +92,6 @@ class Bounds(Result):
     digits: dict
     dps: int | None
     provenance: dict
-
-    def to_dict(self) -> dict:
-        d = super().to_dict()
-        d["upper"] = vouched(self.upper, self.errors["upper"])
-        d["lower"] = vouched(self.lower, self.errors["lower"])
-        d["errors"] = {k: f"{v:.2e}" for k, v in self.errors.items()}
-        return d
 
 
 def _evaluate(student, teacher, r, c, gamma, dps, target):

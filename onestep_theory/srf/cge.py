@@ -26,7 +26,7 @@ import sympy as sp
 from ..core.errors import InvalidParameterError
 from ..core.exact import to_float
 from ..core.precision import arb_to_mpf, precision
-from ..core.results import Result, provenance, vouched
+from ..core.results import VouchedResult, provenance
 from ..hermite.activation import Activation
 from ..hermite.evaluate import as_arb
 from ..hermite.expressions import pieces, x
@@ -87,7 +87,7 @@ def _clip0(v):
 
 
 @dataclasses.dataclass
-class CGEValues(Result):
+class CGEValues(VouchedResult):
     r"""μ0, μ1, μ⋆² of (15) at given κ with error estimates (change under a refined inner rule)."""
 
     kappa: list
@@ -99,13 +99,6 @@ class CGEValues(Result):
     c: object
     dps: int | None
     provenance: dict
-
-    def to_dict(self) -> dict:
-        d = super().to_dict()
-        for key in ("mu0", "mu1", "mustar2"):
-            d[key] = [vouched(v, e) for v, e in zip(getattr(self, key), self.errors[key])]
-        d["errors"] = {k: [f"{e:.1e}" for e in v] for k, v in self.errors.items()}
-        return d
 
 
 def cge_values(student, r, c, kappa, *, dps: int | None = None) -> CGEValues:

@@ -29,7 +29,7 @@ from ..core.precision import GUARD_DIGITS, precision, workdps
 from ..core.errors import HypothesisError, InvalidParameterError
 from ..core.exact import check_range, check_real, to_exact, to_mpf
 from ..hermite.activation import Activation
-from ..core.results import Result, provenance, vouched
+from ..core.results import VouchedResult, provenance
 
 __all__ = ["SRFParams", "srf_params", "srf_params_checked", "resolve_rcg", "NonOddWarning"]
 
@@ -44,7 +44,7 @@ class NonOddWarning(UserWarning):
 
 
 @dataclasses.dataclass
-class SRFParams(Result):
+class SRFParams(VouchedResult):
     """Spike strength ``r``, bulk variance ``c`` and alignment ``gamma`` of the sRF model (Def. 3.1)."""
 
     r: object
@@ -64,14 +64,6 @@ class SRFParams(Result):
 
     def floats(self) -> tuple:
         return float(self.r), float(self.c), float(self.gamma)
-
-    def to_dict(self) -> dict:
-        d = super().to_dict()
-        if self.errors:
-            for k, e in self.errors.items():
-                d[k] = vouched(getattr(self, k), e)
-            d["errors"] = {k: f"{e:.1e}" for k, e in self.errors.items()}
-        return d
 
 
 def srf_params_checked(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "corrected", dps: int = 15,

@@ -27,7 +27,7 @@ from ..core.errors import ConvergenceError, InvalidParameterError
 from ..hermite.activation import Activation
 from ..core.precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, workdps
 from ..hermite.quadrature import normal_rule
-from ..core.results import Result, digits_of, provenance, vouched
+from ..core.results import VouchedResult, digits_of, provenance
 from ..core.exact import check_dps, check_real, float_in, to_exact, to_float, to_mpf
 from .kappa import kappa_features
 from .solve import MAX_SRF_DPS
@@ -184,8 +184,10 @@ def mean_spike(student, *, r, c, alpha, d, nodes=None) -> float:
 
 
 @dataclasses.dataclass
-class Spectrum(Result):
+class Spectrum(VouchedResult):
     """Bulk density, :math:`V_2(-\\lambda)`, atom and mean spike, each with an error estimate (``errors``)."""
+
+    ERROR_KEYS = {"stieltjes_at_minus_lambda": "stieltjes"}
 
     x: list
     density: list
@@ -196,18 +198,6 @@ class Spectrum(Result):
     errors: dict
     dps: int | None
     provenance: dict
-
-    def to_dict(self) -> dict:
-        d = super().to_dict()
-        e = self.errors
-        d["density"] = [vouched(v, er) for v, er in zip(self.density, e["density"])]
-        d["stieltjes_at_minus_lambda"] = {k: vouched(v, e["stieltjes"][k])
-                                          for k, v in self.stieltjes_at_minus_lambda.items()}
-        d["mean_spike_per_d"] = vouched(self.mean_spike_per_d, e["mean_spike_per_d"])
-        d["errors"] = {"density": [f"{v:.1e}" for v in e["density"]],
-                       "stieltjes": {k: f"{v:.1e}" for k, v in e["stieltjes"].items()},
-                       "mean_spike_per_d": f"{e['mean_spike_per_d']:.1e}"}
-        return d
 
 
 #: Largest density grid (bounded work).
