@@ -182,15 +182,14 @@ def bench_digits():
 
 def _cold():
     """Clear every numeric cache (rules, setups, Hermite constants); SymPy's symbolic caches stay."""
-    from onestep_theory.hermite import quadrature
-    from onestep_theory import hermite, srf
-    from onestep_theory.srf.mapping import srf_params  # noqa: F401
+    from onestep_theory.hermite import activation, moments, quadrature
+    from onestep_theory.srf import kappa
 
-    srf._setup_cached.cache_clear()
+    kappa._setup_cached.cache_clear()
     quadrature._normal_rule_cached.cache_clear()
     quadrature.gauss_legendre.cache_clear()
-    hermite._coeffs_mp.cache_clear()
-    hermite._BUNDLES.clear()
+    activation._coeffs_mp.cache_clear()
+    moments._BUNDLES.clear()
 
 
 def bench_certified():
@@ -222,6 +221,48 @@ def bench_certified():
               f"relative error {rel:.1e} (stated {f.abs_error / float(f.test_error):.1e})")
 
 
+def bench_root_finding():
+    """[6] float64 saddle point: evaluations of the map F by the default solver (hybr, then the fallbacks) against
+    the damped fixed point alone
+    (to the same 1e-12 relative), from the cold start, on the level-0 rules."""
+    import numpy as np
+
+    from onestep_theory.srf import bounds, solvers, srf_params, srf_setup
+    from onestep_theory.srf.saddle import MapOptions, fp_map
+
+    calls = [0]
+
+    def counted(*a, **k):
+        calls[0] += 1
+        return fp_map(*a, **k)
+
+    solvers.fp_map = counted
+    b = bounds("tanh", "sin", alpha0="inf", eta="0.05")
+    pa = srf_params("tanh", "sin", 20, 3).floats()
+    cases = [("case A (tanh/sin, eta~=3)", pa, 1, 1, 0.1), ("beta=2, lam=1e-3", pa, 1, 2, 1e-3),
+             ("small r (eta~=0.05)", (float(b.r), float(b.c), float(b.gamma)), 2, 1, 0.01)]
+    x0 = (0.0, 0.0, 0.0, 0.1, 0.1, 1.0, 1.0)
+    for label, (r, c, g), al, be, la in cases:
+        S = srf_setup("tanh", "sin", r, c, g)
+        out = []
+        for method in ("default", "damped"):
+            o = MapOptions(al, be, la, 0.0)
+            calls[0] = 0
+            try:
+                with np.errstate(all="ignore"):
+                    if method == "default":
+                        x, _, _, status = solvers.solve_float(S, o, x0, damping=0.5, tol=1e-12, max_iter=20000,
+                                                              continuation="auto", conv_keys=None, fallback=True,
+                                                              first=True)
+                    else:
+                        x, _, _, status = solvers.iterate(x0, S, o, damping=0.5, tol=1e-12, max_iter=20000)
+            except Exception as exc:  # noqa: BLE001
+                status = type(exc).__name__
+            out.append(f"{method}: {calls[0]} evaluations ({status})")
+        print(f"[6] {label}: " + "; ".join(out))
+    solvers.fp_map = fp_map
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
@@ -231,6 +272,7 @@ def main():
     bench_ridge(800 if a.quick else 2000)
     bench_digits()
     bench_certified()
+    bench_root_finding()
 
 
 if __name__ == "__main__":
