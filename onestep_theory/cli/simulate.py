@@ -105,22 +105,18 @@ def _run_giant(args):
 
 
 def _srf_rcg(args):
-    if args.r is not None:
-        if args.c is None or args.gamma is None:
-            from ..core.errors import InvalidParameterError
-
-            raise InvalidParameterError("r, c, gamma", (args.r, args.c, args.gamma), "all three of --r --c --gamma")
-        return args.r, args.c, args.gamma
+    """(r, c, γ) from --r --c --gamma, or from --alpha0/--n0 and --eta by Result 3.1 (one home: resolve_rcg)."""
     from ..core.errors import InvalidParameterError
-    from ..srf.mapping import srf_params
+    from ..srf.mapping import resolve_rcg
 
     if args.n0 is not None:
         args.alpha0 = args.n0 / args.d
-    if args.alpha0 is None or args.eta is None:
-        raise InvalidParameterError("alpha0, eta", (args.alpha0, args.eta), "--alpha0 and --eta, or --r --c --gamma")
-    if getattr(args, "teacher", None) is None:
+    if args.r is None and args.alpha0 is not None and getattr(args, "teacher", None) is None:
         raise InvalidParameterError("teacher", None, "a teacher expression (needed by the mapping)")
-    return srf_params(args.student, args.teacher, repr(args.alpha0), repr(args.eta), repr(args.noise_var)).floats()
+    text = (lambda v: None if v is None else repr(v))
+    r, c, g, _ = resolve_rcg(args.student, getattr(args, "teacher", None), text(args.r), text(args.c), text(args.gamma),
+                             text(args.alpha0), text(args.eta), text(args.noise_var))
+    return float(r), float(c), float(g)
 
 
 def _run_srf(args):
