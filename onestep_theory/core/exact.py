@@ -19,7 +19,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import InvalidParameterError
-from .precision import GUARD_DIGITS, precision
+from .precision import GUARD_DIGITS, precision, signed_man_exp
 from .syntax import parse_constant
 
 __all__ = [
@@ -68,15 +68,15 @@ def to_exact(value, param: str = "value", *, allow_infinite: bool = False) -> sp
         raise InvalidParameterError(param, value, "a real number")
     if isinstance(value, sp.Basic):
         expr = value
-    elif isinstance(value, int):
-        expr = sp.Integer(value)
+    elif isinstance(value, numbers.Integral):  # int and numpy integers, exactly (bool refused above)
+        expr = sp.Integer(int(value))
     elif isinstance(value, fractions.Fraction):
         expr = sp.Rational(value.numerator, value.denominator)
     elif isinstance(value, mpmath.mpf):
         if not mpmath.isfinite(value):
             expr = sp.oo if value > 0 else -sp.oo
         else:
-            man, exp = value.man_exp
+            man, exp = signed_man_exp(value)
             expr = sp.Integer(man) * sp.Integer(2) ** exp
     elif isinstance(value, float):
         value = float(value)  # numpy float64 -> float (its repr differs)

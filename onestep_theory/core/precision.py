@@ -23,7 +23,7 @@ import mpmath
 #: Guard digits added to every evaluation of a result of ``dps`` digits (docs/theory/hermite.md §5.1: at least 10).
 GUARD_DIGITS = 10
 
-__all__ = ["GUARD_DIGITS", "workdps", "precision", "with_dps", "arb_to_mpf", "mpf_to_arb", "MAX_DPS"]
+__all__ = ["GUARD_DIGITS", "workdps", "precision", "with_dps", "arb_to_mpf", "mpf_to_arb", "signed_man_exp", "MAX_DPS"]
 
 #: Largest number of decimal digits any command accepts (bounded work for every input).
 MAX_DPS = 300
@@ -67,7 +67,8 @@ def with_dps(fn):
 
 
 def arb_to_mpf(v) -> mpmath.mpf:
-    """Midpoint of an Arb ball (or a flint number) as an exact ``mpf`` (no rounding)."""
+    """Midpoint of an Arb ball (or a flint number) as an ``mpf``, rounded to the current mpmath precision
+    (exact inside :func:`workdps`, which sets mpmath and Arb to the same precision)."""
     man, exp = v.mid().man_exp()
     return mpmath.mpf((int(man), int(exp)))
 
@@ -79,5 +80,11 @@ def mpf_to_arb(v) -> flint.arb:
     v = mpmath.mpf(v)
     if v == 0:
         return flint.arb(0)
-    man, exp = v.man_exp
-    return flint.arb((flint.fmpz(int(man)), flint.fmpz(int(exp))))
+    man, exp = signed_man_exp(v)
+    return flint.arb((flint.fmpz(man), flint.fmpz(exp)))
+
+
+def signed_man_exp(v) -> tuple:
+    """``(man, exp)`` with ``v = man * 2**exp`` exactly, sign included (``mpf.man_exp`` drops the sign)."""
+    sign, man, exp, _ = mpmath.mpf(v)._mpf_
+    return (-int(man) if sign else int(man)), int(exp)

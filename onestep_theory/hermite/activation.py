@@ -19,7 +19,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError
+from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
 from ..core.exact import GUARD_DIGITS, check_dps, to_mpf
 from ..core.precision import MAX_DPS, precision
 from ..core.results import Result, provenance
@@ -93,7 +93,7 @@ class Activation:
 
     expr: sp.Expr
     center: bool = False
-    label: str = ""
+    label: str = dataclasses.field(default="", compare=False)
 
     @classmethod
     def from_any(cls, spec, param: str = "activation", *, center: bool = False) -> "Activation":
@@ -283,7 +283,9 @@ def _c_rest(act: Activation, upto: int, dps):
             if rest > -mpmath.mpf(10) ** (-(d - 2)) * (1 + m2v):
                 rest = mpmath.mpf(0)
             else:
-                raise ArithmeticError(f"negative remainder {rest} for {act.name}")
+                raise QuadratureError(f"c_>1: the numeric second moment of {act.name} is smaller than the sum of "
+                                      f"its squared coefficients (remainder {mpmath.nstr(rest, 3)}); quadrature lost "
+                                      "accuracy")
         return mpmath.sqrt(rest)
 
 

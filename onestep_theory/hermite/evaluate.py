@@ -30,7 +30,6 @@ _UNARY = {
     sp.sinh: lambda v: v.sinh(), sp.cosh: lambda v: v.cosh(), sp.atan: lambda v: v.atan(),
     sp.asinh: lambda v: v.asinh(), sp.erf: lambda v: v.erf(), sp.erfc: lambda v: v.erfc(),
     sp.Abs: lambda v: abs(v), sp.sign: lambda v: flint.arb(v.mid().sgn()),
-    sp.Heaviside: lambda v: flint.arb(1 if v.mid() > 0 else (0 if v.mid() < 0 else flint.arb(1) / 2)),
 }
 
 
@@ -60,6 +59,16 @@ def _compile(e: sp.Expr, var=x):
         return lambda t: t
     if isinstance(e, sp.Symbol):
         raise ExpressionError("expression", e, f"unexpected symbol {e}")
+    if isinstance(e, sp.Piecewise):
+        raise ExpressionError("expression", e, "a Piecewise has no Arb evaluation here (split it into pieces)")
+    if isinstance(e, sp.Heaviside):      # SymPy stores H(u) as Heaviside(u, 1/2): the value at 0 is the 2nd argument
+        u = _compile(e.args[0], var)
+        h0 = _compile(e.args[1], var) if len(e.args) > 1 else (lambda t: flint.arb(1) / 2)
+
+        def heaviside(t):
+            v = u(t)
+            return flint.arb(1) if v.mid() > 0 else (flint.arb(0) if v.mid() < 0 else h0(t))
+        return heaviside
     args = [_compile(a, var) for a in e.args]
     if isinstance(e, sp.Add):
         def add(t):
@@ -85,8 +94,6 @@ def _compile(e: sp.Expr, var=x):
             return lambda t: base(t).sqrt() ** n
         eb = args[1]
         return lambda t: (eb(t) * base(t).log()).exp()
-    if isinstance(e, sp.Piecewise):
-        raise ExpressionError("expression", e, "a Piecewise has no Arb evaluation here (split it into pieces)")
     if isinstance(e, sp.Max):
         def mx(t):
             vals = [f(t) for f in args]

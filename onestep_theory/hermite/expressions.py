@@ -64,7 +64,7 @@ def _check_cached(e: sp.Expr) -> str | None:
             if abs(im) > 1e-12 * (1 + abs(re)):
                 return f"not real-valued at x={t} (value {val})"
         sing = _finite_singularities(g, a, b)
-        if sing:
+        if sing is not None:
             return f"singular at x={sing}"
     # square integrability under N(0,1): growth of f^2 phi at +-infinity
     for a, b, g in (segs[0], segs[-1]):
@@ -83,11 +83,14 @@ def check_expression(e: sp.Expr, param: str = "expression", shown=None) -> None:
 
 
 def _finite_singularities(g: sp.Expr, a, b):
-    """First real point in (a, b) where a denominator or log argument vanishes, else None."""
-    cands = []
+    """First real point in (a, b) where a denominator or log argument vanishes, or an end of the piece where a
+    power :math:`u^e` with :math:`e\le-1/2` has :math:`u\to0` (not square-integrable there); else None."""
+    cands, ends = [], []
     for sub in sp.preorder_traversal(g):
         if isinstance(sub, sp.Pow) and sub.exp.is_negative and sub.base.has(x):
             cands.append(sub.base)
+            if sub.exp <= sp.Rational(-1, 2):
+                ends.append(sub.base)
         elif isinstance(sub, sp.log) and sub.args[0].has(x):
             cands.append(sub.args[0])
         elif isinstance(sub, sp.tan) and sub.args[0].has(x):
@@ -99,22 +102,24 @@ def _finite_singularities(g: sp.Expr, a, b):
             continue
         if isinstance(roots, sp.FiniteSet) and len(roots):
             return list(roots)[0]
-        if roots not in (sp.S.EmptySet,) and not isinstance(roots, sp.FiniteSet):
-            # could not decide: probe numerically on a grid
-            continue
+    for c in ends:                 # a pole at a kink: e.g. Heaviside(x-1)/(x-1), Abs(x)**(-3/4)
+        for t in (a, b):
+            if t.is_finite and sp.simplify(c.subs(x, t)) == 0:
+                return t
     return None
 
 
 def _probe_points(a, b):
+    """Points strictly inside the piece (a, b): three interior fractions, and far points on infinite sides."""
     pts = []
-    lo = -7 if a == -sp.oo else float(a)
-    hi = 7 if b == sp.oo else float(b)
+    lo = (min(-7.0, float(b) - 14) if b != sp.oo else -7.0) if a == -sp.oo else float(a)
+    hi = (max(7.0, float(a) + 14) if a != -sp.oo else 7.0) if b == sp.oo else float(b)
     for frac in (sp.Rational(1, 7), sp.Rational(1, 2), sp.Rational(5, 6)):
         pts.append(sp.nsimplify(lo + (hi - lo) * float(frac), rational=True))
     if a == -sp.oo:
-        pts.append(sp.Integer(-30))
+        pts.append(sp.Integer(min(-30, int(float(b)) - 30) if b != sp.oo else -30))
     if b == sp.oo:
-        pts.append(sp.Integer(30))
+        pts.append(sp.Integer(max(30, int(float(a)) + 30) if a != -sp.oo else 30))
     return pts
 
 
@@ -178,6 +183,8 @@ def breakpoints(e: sp.Expr) -> tuple:
             sol = sp.solveset(expr, x, sp.S.Reals)
         except Exception as exc:  # noqa: BLE001
             raise ExpressionError("expression", e, f"cannot locate the kink {rel}: {exc}") from None
+        if sol is sp.S.EmptySet:         # the condition never changes sign on the real line: no kink
+            continue
         if not isinstance(sol, sp.FiniteSet):
             raise ExpressionError("expression", e, f"cannot locate the kinks of {rel} (infinitely many?)")
         pts |= set(sol)
@@ -207,9 +214,9 @@ def pieces(e: sp.Expr) -> tuple:
     pts = breakpoints(e)
     if not pts:
         g = _rewrite_nonsmooth(e)
-        if g.has(sp.Piecewise):
-            g = _select_branch(g, sp.Integer(0))
-        return ((-sp.oo, sp.oo, e if not g.has(sp.Piecewise) and not e.has(sp.erfc) else g),)
+        if g.has(sp.Piecewise):    # Max/Min/Abs whose condition never changes sign: one smooth branch
+            return ((-sp.oo, sp.oo, sp.simplify(_select_branch(g, sp.Integer(0)))),)
+        return ((-sp.oo, sp.oo, e if not e.has(sp.erfc) else g),)
     g = _rewrite_nonsmooth(e)
     edges = [-sp.oo, *pts, sp.oo]
     out = []

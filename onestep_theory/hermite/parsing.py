@@ -83,6 +83,8 @@ def parse(expr, param: str = "expression") -> sp.Expr:
     """
     if isinstance(expr, sp.Basic):
         e = expr
+        if not isinstance(e, sp.Expr) or isinstance(e, sp.logic.boolalg.Boolean):
+            raise ExpressionError(param, expr, "not a scalar expression in x (a relation or a truth value?)")
         if isinstance(e, sp.Expr):
             other = [s for s in e.free_symbols if s.name == "x" and s != x]
             if other:
