@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.precision import MAX_DPS
 
-__all__ = ["Parser", "int_in", "exact_arg", "add_exact", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
+__all__ = ["Parser", "int_in", "exact_arg", "add_exact", "add_debug", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
            "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
            "MAX_GRID"]
 
@@ -64,6 +64,11 @@ def add_exact(p, *specs, required=True):
     """Add exact-number arguments ``(flag, help)`` (kept as text so that "1/3" stays exact)."""
     for flag, help_text in specs:
         p.add_argument(flag, required=required, type=exact_arg, help=help_text)
+
+
+def add_debug(p):
+    """The hidden ``--debug`` flag, accepted after every (sub-)command as well as before it."""
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def add_dps(p, default=15):
@@ -153,7 +158,7 @@ def float_list(text):
         if ":" in text:
             a, b, k = text.split(":")
             n = int(k)
-            if not 1 <= n <= MAX_GRID:
+            if not 1 <= n <= MAX_GRID or not (math.isfinite(float(a)) and math.isfinite(float(b))):
                 raise ValueError
             vals = [float(v) for v in np.linspace(float(a), float(b), n)]
         else:

@@ -18,7 +18,7 @@ import warnings
 from .. import __version__
 from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError
 from . import hermite, reproduce, simulate, srf, theory
-from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Parser
+from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Parser, add_debug
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (help_text, setup) in ((k, v) for mod in COMMAND_MODULES for k, v in mod.COMMANDS.items()):
         p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        add_debug(p)
         p.set_defaults(_handler=setup(p))
     return parser
 
@@ -49,6 +49,8 @@ def main(argv=None) -> int:
     if not getattr(args, "_handler", None):
         parser.print_help()
         return EXIT_USAGE
+    args.command = " ".join(v for v in (args.command, getattr(args, "protocol", None)) if v)
+
     def one_line(message, category, filename, lineno, file=None, line=None):
         print(f"onestep-theory {args.command}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 

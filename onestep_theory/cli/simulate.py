@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from .common import add_json, command, emit, float_arg, float_list, int_in, Progress
+from .common import add_debug, add_json, command, emit, float_arg, float_list, int_in, Progress
 
 __all__ = ["COMMANDS"]
 
@@ -125,7 +125,7 @@ def _run_srf(args):
     _ratios(args)
     r, c, g = _srf_rcg(args)
     res = sim_srf(args.student, args.teacher, args.d, r=r, c=c, gamma=g, alpha=args.alpha, beta=args.beta,
-                  lam=args.lam[0], noise_var=args.noise_var, n_test=args.n_test, seed=args.seed, reps=args.reps, force=args.force,
+                  lam=args.lam, noise_var=args.noise_var, n_test=args.n_test, seed=args.seed, reps=args.reps, force=args.force,
                   progress=Progress("simulate srf", args.quiet))
     return _emit(args, res)
 
@@ -143,8 +143,14 @@ def _run_spectrum(args):
 @command(COMMANDS, "simulate", "finite-size numpy simulation: resolvent, spikes, giant-step, srf, spectrum")
 def _setup(p):
     sub = p.add_subparsers(dest="protocol", metavar="PROTOCOL", required=True, parser_class=type(p))
+    add = sub.add_parser
 
-    q = sub.add_parser("resolvent", help="traces m1, m2 and their lambda-derivatives (docs/theory/spike-theory.md §9.4)")
+    def protocol(name, help_text):
+        q = add(name, help=help_text)
+        add_debug(q)
+        return q
+
+    q = protocol("resolvent","traces m1, m2 and their lambda-derivatives (docs/theory/spike-theory.md §9.4)")
     q.add_argument("--student", required=True)
     _sizes_spike(q)
     q.add_argument("--lam", type=float_list, default=[0.5], help="ridge lambda(s) > 0 (list 'a,b' or 'a:b:k')")
@@ -153,7 +159,7 @@ def _setup(p):
     _common(q)
     q.set_defaults(_run=_run_resolvent)
 
-    q = sub.add_parser("spikes", help="one-step network (protocol A) or Gaussian-equivalent spike model (B)")
+    q = protocol("spikes","one-step network (protocol A) or Gaussian-equivalent spike model (B)")
     q.add_argument("--student", required=True)
     q.add_argument("--teacher", required=True)
     q.add_argument("--noise-var", type=float_arg("--noise-var"), default=0.0)
@@ -176,7 +182,7 @@ def _setup(p):
                                 _run_giant),
                                ("srf", "direct spiked-random-features ridge (docs/theory/srf-theory.md §10.1)", _run_srf),
                                ("spectrum", "eigenvalues of Phi^T Phi / p (docs/theory/srf-theory.md §10.3)", _run_spectrum)):
-        q = sub.add_parser(name, help=helptext)
+        q = protocol(name, helptext)
         q.add_argument("--student", required=True)
         q.add_argument("--teacher", required=name == "giant-step")
         q.add_argument("--noise-var", type=float_arg("--noise-var"), default=0.0)
@@ -192,7 +198,11 @@ def _setup(p):
             q.add_argument("--r", type=float_arg("--r"))
             q.add_argument("--c", type=float_arg("--c"))
             q.add_argument("--gamma", type=float_arg("--gamma"))
-        q.add_argument("--lam", type=float_list, default=[0.1] if name != "spectrum" else [0.1, 0.5, 1, 3])
+        if name == "srf":
+            q.add_argument("--lam", type=float_arg("--lam"), default=0.1, help="ridge lambda > 0")
+        else:
+            q.add_argument("--lam", type=float_list, default=[0.1] if name == "giant-step" else [0.1, 0.5, 1, 3],
+                           help="ridge lambda(s) > 0 (list 'a,b' or 'a:b:k'; one decomposition serves the path)")
         if name != "spectrum":
             q.add_argument("--n-test", type=int_in("--n-test", 1, 10**8), default=20000)
         _common(q)

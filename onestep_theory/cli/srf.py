@@ -161,11 +161,11 @@ def _run_curve(args):
                      "iterations": s.iterations, "best_linear": bl})
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
-            wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
             wr.writeheader()
             wr.writerows(rows)
     buf = io.StringIO()
-    wr = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    wr = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     wr.writeheader()
     wr.writerows(rows)
     emit(args, {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}},

@@ -83,7 +83,7 @@ def check_expression(e: sp.Expr, param: str = "expression", shown=None) -> None:
 
 
 def _finite_singularities(g: sp.Expr, a, b):
-    """First real point in (a, b) where a denominator or log argument vanishes, or an end of the piece where a
+    r"""First real point in (a, b) where a denominator or log argument vanishes, or an end of the piece where a
     power :math:`u^e` with :math:`e\le-1/2` has :math:`u\to0` (not square-integrable there); else None."""
     cands, ends = [], []
     for sub in sp.preorder_traversal(g):

@@ -117,7 +117,10 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     (Result 3.2), with ``mu_fns = (mu0, mu1, mustar)`` vectorised float64 callables of κ.
     """
     d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
-    lam = float(lam_grid(lam)[0])
+    lams = lam_grid(lam)
+    if lams.size != 1:
+        raise InvalidParameterError("lam", lam, "one ridge lambda > 0 (the order parameters are measured per lambda)")
+    lam = float(lams[0])
     check_reps(reps)
     r, c, gamma = float(r), float(c), float(gamma)
     if not (math.isfinite(r) and r >= 0):
