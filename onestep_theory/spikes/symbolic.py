@@ -80,11 +80,13 @@ def delta_printed(ell, m1, m2, phi, psi, lam, cstar, b, drop=()):
     Evaluate at the current mpmath precision; ``cstar`` is :math:`(c_{\star,0},\dots,c_{\star,\ell})`.
     """
     rows = spike_rows(ell, tuple(drop))
+    if not rows:                     # every spike dropped: no learned direction, no gain
+        return mpmath.mpf(0) * lam
     oinv_f, r_f = _printed_compiled(ell, tuple(drop), "mpmath")
     rho = cstar[1] / b
     oinv = mpmath.matrix(oinv_f(m1, m2, phi, psi, b, rho))
     r = r_f(m1, m2, phi, psi, b, rho)
-    om = mpmath.inverse(oinv) if len(rows) else oinv
+    om = mpmath.inverse(oinv)
     tot = mpmath.mpf(0)
     for p in range(ell + 1):
         for q in range(ell + 1):
@@ -110,6 +112,8 @@ def delta_symbolic(ell: int, drop: tuple = (), *, centered_teacher: bool = True)
     if not isinstance(ell, int) or not 1 <= ell <= MAX_ELL:
         raise InvalidParameterError("ell", ell, f"an integer in [1, {MAX_ELL}]")
     rows = spike_rows(ell, drop)
+    if not rows:                     # every spike dropped: no learned direction, no gain
+        return sp.Integer(0)
     cs = cstar_symbols(ell)
     # With t = tau2/tau1: W = tau1 * D(t), D = diag(k!, with t at k = 1), so
     # Delta = lambda tau1 h^T P(t) h with P = D Xi^T (Xi D Xi^T)^{-1} Xi D rational in t only.

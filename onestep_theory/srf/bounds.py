@@ -15,6 +15,7 @@ least-squares problem including :math:`\psi\mu_1z`); results carry ``extension=T
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import mpmath
 import numpy as np
@@ -41,32 +42,61 @@ def best_linear(teacher) -> float:
     return float(t.second_moment(20) - t.coeff(1, 20) ** 2 - t.coeff(0, 20) ** 2)
 
 
+class _IllConditioned(Exception):
+    """(27) needs more working digits: ``args[0]`` is the amplification of the orthogonalisation."""
+
+
 def _bounds_at(S, norm2, extension: bool):
     """(upper, lower) on a κ setup ``S`` (float64 or mpf): (26) and (27) of [CPDKLZL24] at γ = 1; the
     derived γ < 1 extension of docs/theory/srf-theory.md §6 (teacher smoothed to h, third direction ψμ1z) otherwise."""
     w, mu0, mu1, h, h1, k = S.w, S.mu0, S.mu1, S.h, S.h1, S.kappa
-    tiny = 1e-300 if not S.mp else mpmath.mpf(10) ** (-(mpmath.mp.dps - 5))
-    g00 = w @ (mu0 * mu0)
-    upper = norm2 - (w @ (h * mu0)) ** 2 / g00 if g00 > tiny else norm2
-    basis = [mu0, k * mu1]
-    A = [[w @ (f * g) for g in basis] for f in basis]
-    b = [w @ (h * f) for f in basis]
-    if extension:  # third direction psi mu1 z, orthogonal to the others
-        A = [row + [0 * g00] for row in A] + [[0 * g00, 0 * g00, w @ (mu1 * mu1)]]
-        b = b + [w @ (mu1 * h1)]
-    keep = [i for i in range(len(b)) if A[i][i] > tiny]      # drop identically vanishing directions
-    A = [[A[i][j] for j in keep] for i in keep]
-    b = [b[i] for i in keep]
-    if not keep:
-        return upper, norm2
-    if S.mp:
-        coef = mpmath.lu_solve(mpmath.matrix(A), mpmath.matrix(b))
-        lower = norm2 - sum(b[i] * coef[i] for i in range(len(b)))
-    else:
-        coef = np.linalg.lstsq(np.array(A, dtype=float), np.array(b, dtype=float), rcond=None)[0]
-        lower = norm2 - float(np.dot(b, coef))
-        upper = float(upper)
-    return upper, lower
+    sqrt = mpmath.sqrt if S.mp else math.sqrt
+    dot = (lambda f, g: w @ (f * g))
+    eps_dep = mpmath.mpf(10) ** (-(mpmath.mp.dps - 5)) if S.mp else 1e-24
+    basis = (mu0, k * mu1)
+    norms = [dot(v, v) for v in basis]
+    scale = max(norms)
+    # a direction vanishes when it is zero, or rounding noise at r = 0 (mu0 of an odd sigma); when it is small
+    # but r > 0, it is real and more working digits are needed
+    vanish = [not vv > 0 or (not vv > eps_dep * scale and not float(S.r) > 0) for vv in norms]
+    # (26): norm2 minus the squared projection of h on mu0
+    upper = norm2 if vanish[0] else norm2 - dot(h, mu0) ** 2 / norms[0]
+    # (27): norm2 minus the squared projection of h on span{mu0, kappa mu1}, by modified Gram-Schmidt with
+    # re-orthogonalisation in the weighted inner product (the normal equations square the condition number,
+    # ~1/r^4 at small r where mu0 ~ r kappa mu1: docs/theory/srf-theory.md §6)
+    lower = norm2
+    qs = []
+    amp = 1.0          # rounding amplification of the orthogonalisation, sqrt(|v|^2/|u|^2)
+    for v, vv, gone in zip(basis, norms, vanish):
+        if gone:
+            continue
+        if not vv > eps_dep * scale:                   # small but not zero (r > 0): beyond this precision
+            if S.mp:
+                raise _IllConditioned(float(sqrt(scale / vv)) ** 2)
+            raise ConvergenceError(f"bound (27): mu0 is {float(sqrt(vv / scale)):.1e} of kappa mu1 "
+                                   f"(r = {float(S.r):.1e}), beyond the working precision; ask for more digits (dps)")
+        u = v
+        for _ in range(2):
+            for q in qs:
+                u = u - dot(q, u) * q
+        uu = dot(u, u)
+        if not uu > eps_dep * vv:
+            # independent in exact arithmetic (r > 0) but not at this precision: (27) jumps here
+            if S.mp and uu > 0:
+                raise _IllConditioned(float(sqrt(vv / uu)))
+            raise ConvergenceError(f"bound (27): the directions mu0 and kappa mu1 agree to {float(uu / vv):.1e} "
+                                   "(relative), beyond the working precision; ask for more digits (dps)")
+        amp = max(amp, float(sqrt(vv / uu)))
+        q = u / sqrt(uu)
+        qs.append(q)
+        lower = lower - dot(q, h) ** 2
+    if extension:  # third direction psi mu1 z, orthogonal to the others, with the teacher's h1
+        m11 = dot(mu1, mu1)
+        if m11 > 0:
+            lower = lower - dot(mu1, h1) ** 2 / m11
+    if not S.mp:
+        upper, lower = float(upper), float(lower)
+    return upper, lower, amp
 
 
 @dataclasses.dataclass
@@ -95,26 +125,40 @@ class Bounds(VouchedResult):
 
 
 def _evaluate(student, teacher, r, c, gamma, dps, target):
-    """Both bounds at (r, c, γ) with error estimates, refining the κ-rule until ``target`` (relative) is met."""
+    """Both bounds at (r, c, γ) with error estimates, refining the κ-rule until ``target`` (relative) is met.
+
+    With ``dps`` the working precision grows by the digits the orthogonalisation of (27) loses (log10 of its
+    amplification, large at small r), so that the digits asked for stay within reach."""
     t = Activation.from_any(teacher, "teacher")
-    gf = float(gamma)
-    ext = gf < 1
-    wd = None if dps is None else dps + GUARD_DIGITS
-    norm2 = t.second_moment(dps + GUARD_DIGITS + 2) if dps is not None else float(t.second_moment(20))
-    prev = None
-    for level in range(MAX_LEVEL + 1):
+    ext = float(gamma) < 1
+    extra, prev, level = 0, None, 0
+    while level <= MAX_LEVEL:
+        wd = None if dps is None else dps + GUARD_DIGITS + extra
+        norm2 = float(t.second_moment(20)) if dps is None else t.second_moment(wd + 2)
         S = srf_setup(student, teacher, r, c, gamma, digits=16 if dps is None else dps + 2, level=level, dps=wd)
         if dps is None:
-            vals = _bounds_at(S, norm2, ext)
+            *vals, amp = _bounds_at(S, norm2, ext)
         else:
-            with precision(dps):
-                vals = _bounds_at(S, mpmath.mpf(norm2), ext)
+            try:
+                with precision(wd - GUARD_DIGITS):
+                    *vals, amp = _bounds_at(S, mpmath.mpf(norm2), ext)
+            except _IllConditioned as exc:
+                amp = exc.args[0]
+            need = 2 * math.ceil(math.log10(amp)) if amp > 10 else 0
+            if dps + GUARD_DIGITS + need > MAX_SRF_DPS + GUARD_DIGITS + 60:
+                raise ConvergenceError(f"bound (27): the orthogonalisation loses {math.log10(amp):.0f} digits at "
+                                       f"these parameters (r too small); {dps} digits are out of reach")
+            if need > extra:                # restart at the precision this conditioning needs
+                extra, prev, level = need, None, 0
+                continue
         if prev is not None:
+            # rounding: the unit roundoff, amplified for (27) by the orthogonalisation (ill-conditioned at small r)
             rnd = 1e-14 if dps is None else 10.0 ** -(wd - 2)
-            errs = [float(abs(v - p)) + rnd * max(1.0, abs(float(v))) for v, p in zip(vals, prev)]
+            errs = [float(abs(v - p)) + rnd * f * max(1.0, abs(float(v)))
+                    for v, p, f in zip(vals, prev, (1.0, amp))]
             if all(e <= target * max(abs(float(v)), 1e-300) for e, v in zip(errs, vals)):
                 break
-        prev = vals
+        prev, level = vals, level + 1
     return vals, errs
 
 
@@ -184,7 +228,10 @@ def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_o
         rr, cc, gg = (float(v) for v in params(repr(float(e)), 17))
         t = Activation.from_any(teacher, "teacher")
         S = srf_setup(student, teacher, rr, cc, gg, digits=16, level=0)
-        return _bounds_at(S, float(t.second_moment(20)), gg < 1)
+        try:
+            return _bounds_at(S, float(t.second_moment(20)), gg < 1)
+        except ConvergenceError:        # r > 0 too small for float64 (η̃ -> 0): not a candidate of the scan
+            return math.inf, math.inf, 1.0
 
     grid = np.linspace(0.0, eta_max, 41)
     vals = [at_float(e) for e in grid]

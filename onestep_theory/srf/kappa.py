@@ -17,7 +17,7 @@ import flint
 import mpmath
 import numpy as np
 
-from ..core.exact import to_exact
+from ..core.exact import to_exact, to_float
 from ..core.precision import arb_to_mpf, mpf_to_arb, workdps
 from ..hermite.activation import Activation
 from ..hermite.evaluate import as_arb
@@ -113,7 +113,7 @@ def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int =
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
     if dps is None:
-        r, c, gamma = float(r), float(c), float(gamma)
+        r, c, gamma = (to_float(v, n) for v, n in ((r, "r"), (c, "c"), (gamma, "gamma")))
     else:
         # never round: an mpf keeps its precision (mpf(x) would round it to the ambient 53 bits),
         # a float is exact in binary, everything else becomes an exact SymPy number

@@ -71,7 +71,7 @@ def _moments_cached(act, r, c, level, dps):
 def _moments(student, r, c, level=0, dps=None):
     act = Activation.from_any(student, "student")
     if dps is None:
-        return _moments_cached(act, float(r), float(c), level, None)
+        return _moments_cached(act, to_float(r, "r"), to_float(c, "c"), level, None)
     with workdps(dps):     # exact inputs evaluated at the working precision (never via float)
         rm, cm = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v), dps) for v in (r, c))
     return _moments_cached(act, rm, cm, level, dps)
@@ -102,12 +102,18 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
     zc = complex(z)
     V = init if init is not None else (complex(1.0, 0.1), complex(1.0, 0.1))
     V = (complex(V[0]), complex(V[1]))
-    err = math.inf
+    err, best, since = math.inf, math.inf, 0
     for it in range(1, max_iter + 1):
         n = _vmap(V, M, zc, al, be, c_f)
         err = max(abs(n[0] - V[0]), abs(n[1] - V[1])) / max(1.0, abs(V[1]))
         V = (damping * V[0] + (1 - damping) * n[0], damping * V[1] + (1 - damping) * n[1])
         if err < tol or not all(map(cmath.isfinite, V)):
+            break
+        best, since = (err, 0) if err < 0.9 * best else (best, since + 1)
+        if since > 50 and best < 1e-8:
+            # stalled at the rounding floor of the map (large |z|: the MP root loses ~|t| eps); the Newton
+            # steps below finish, and their last step is the error estimate
+            err = 0.0
             break
     if not err < tol:
         raise ConvergenceError(f"Stieltjes transform at z={z} did not converge", it, err)
