@@ -19,6 +19,17 @@ def _reset_mpmath_precision():
     assert leaked == 15, f"global mpmath precision leaked: dps={leaked}"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_caches_after_monkeypatch(request):
+    """A test that monkeypatches (e.g. a quadrature rule) must not leave cached results computed under the
+    patch for later tests: every package cache is emptied after it."""
+    yield
+    if "monkeypatch" in request.fixturenames:
+        from onestep_theory.core.caches import clear_caches
+
+        clear_caches()
+
+
 @pytest.fixture(scope="session")
 def hermite_ref():
     return json.loads((DATA / "hermite_reference.json").read_text())

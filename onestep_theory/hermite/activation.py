@@ -12,13 +12,13 @@ docs/theory/hermite.md §2 (coefficients), §4 (closed forms), §5 (numerics), �
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 import mpmath
 import numpy as np
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
 from ..core.exact import GUARD_DIGITS, check_dps, to_mpf
 from ..core.precision import MAX_DPS, precision
@@ -199,7 +199,7 @@ class Activation:
         return he_coeffs(self, kmax, dps)
 
 
-@functools.lru_cache(maxsize=2048)
+@cached(maxsize=2048)
 def _coeffs_mp(act: Activation, kmax: int, dps: int) -> tuple:
     missing = []
     exact = []
@@ -216,7 +216,7 @@ def _coeffs_mp(act: Activation, kmax: int, dps: int) -> tuple:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=2048)
+@cached(maxsize=2048)
 def _second_moment_exact(act: Activation):
     try:
         total = sp.Integer(0)
@@ -254,7 +254,7 @@ def _second_moment(act: Activation, dps):
         return +raw
 
 
-@functools.lru_cache(maxsize=2048)
+@cached(maxsize=2048)
 def _c_rest_exact(act: Activation, upto: int):
     """Exact sqrt(E s^2 - sum_{k<=upto} k! c_k^2), or None."""
     m2 = _second_moment_exact(act)
@@ -289,7 +289,7 @@ def _c_rest(act: Activation, upto: int, dps):
         return mpmath.sqrt(rest)
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def _numpy_fn(act: Activation):
     import scipy.special  # noqa: F401  (lambdify uses it for erf)
 

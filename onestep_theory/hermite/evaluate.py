@@ -11,12 +11,12 @@ parser occur (docs/theory/numerics.md §2).  Kinks (``Abs``, ``sign``, ``Max``, 
 
 from __future__ import annotations
 
-import functools
 
 import flint
 import mpmath
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import ExpressionError
 from ..core.exact import to_exact
 from ..core.precision import mpf_to_arb
@@ -111,14 +111,14 @@ def _compile(e: sp.Expr, var=x):
     raise ExpressionError("expression", e, f"no Arb evaluation for {e.func.__name__}")
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def arb_callable_n(expr: sp.Expr, symbols: tuple):
     """Arb callable ``(t1, ..., tk) -> expr`` in the given symbols (exact constants; cached)."""
     fn = _compile(sp.sympify(expr), tuple(symbols))
     return lambda *t: fn(t)
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def arb_callable(expr: sp.Expr):
     """Arb callable ``t -> expr(t)`` of an expression in ``x`` (exact constants; cached by expression).
 

@@ -12,11 +12,11 @@ docs/theory/hermite.md §§2.3, 4, 5.
 
 from __future__ import annotations
 
-import functools
 
 import mpmath
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.precision import workdps
 from ..core.errors import ExpressionError
 
@@ -34,7 +34,7 @@ x = sp.Symbol("x", real=True)
 
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def _check_cached(e: sp.Expr) -> str | None:
     """Return None if *e* is admissible, else the reason."""
     extra = e.free_symbols - {x}
@@ -162,7 +162,7 @@ def _rewrite_nonsmooth(e: sp.Expr) -> sp.Expr:
     return e
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def breakpoints(e: sp.Expr) -> tuple:
     """Exact, sorted real points where *e* has a kink or jump.
 
@@ -203,7 +203,7 @@ def _select_branch(e: sp.Expr, t) -> sp.Expr:
     return e.func(*[_select_branch(a, t) for a in e.args])
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def pieces(e: sp.Expr) -> tuple:
     """Split *e* into smooth pieces ``(a, b, g)`` with ``e = g`` on the open interval (a, b).
 
@@ -250,7 +250,7 @@ def _parity(e: sp.Expr, sign: int) -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def is_odd(e: sp.Expr) -> bool:
     """True if ``e(-x) = -e(x)`` is proven (so every even Hermite coefficient is exactly 0).
 
@@ -261,7 +261,7 @@ def is_odd(e: sp.Expr) -> bool:
     return _parity(e, -1)
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def is_even(e: sp.Expr) -> bool:
     """True if ``e(-x) = e(x)`` is proven (so every odd Hermite coefficient is exactly 0)."""
     return _parity(e, 1)

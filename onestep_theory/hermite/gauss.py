@@ -26,7 +26,6 @@ Simul. Comput. 9 (1980) 389–419 (formulas 7.1.x for erf).
 
 from __future__ import annotations
 
-import functools
 import math
 
 import mpmath
@@ -35,6 +34,7 @@ import numpy as np
 import sympy as sp
 from scipy.special import ndtr
 
+from ..core.caches import cached
 from ..core.errors import ExpressionError, QuadratureError
 from ..core.exact import GUARD_DIGITS, to_mpf
 from .expressions import pieces, x
@@ -251,7 +251,7 @@ def tidy(v: sp.Expr) -> sp.Expr:
         return v
 
 
-@functools.lru_cache(maxsize=4096)
+@cached(maxsize=4096)
 def expect_exact(f: sp.Expr) -> sp.Expr:
     r"""Exact :math:`\mathbb E f(Z)` summed over the smooth pieces of *f*; raise :class:`NotExact`.
 
@@ -277,7 +277,7 @@ def _quad_pieces(f: sp.Expr):
     return out
 
 
-@functools.lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def _lambdified_pieces(f: sp.Expr):
     return tuple(_quad_pieces(f))
 

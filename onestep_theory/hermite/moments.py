@@ -9,11 +9,11 @@ docs/theory/hermite.md §2 (expansion coefficients), §5 (numerics policy).
 
 from __future__ import annotations
 
-import functools
 
 import mpmath  # noqa: F401  (doctests)
 import sympy as sp
 
+from ..core.caches import cached, register
 from ..core.exact import to_mpf
 from ..core.precision import precision
 from .expressions import is_even, is_odd, pieces, x
@@ -35,7 +35,7 @@ def _exact_weighted(f: sp.Expr, w: sp.Expr):
         return None
 
 
-@functools.lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def _smooth_derivative(f: sp.Expr):
     """(f', f'(0), f' - f'(0) is odd) for a smooth f (single piece), else None."""
     if len(pieces(f)) != 1:
@@ -46,7 +46,7 @@ def _smooth_derivative(f: sp.Expr):
     return g, g0, odd
 
 
-@functools.lru_cache(maxsize=4096)
+@cached(maxsize=4096)
 def moment_exact(f: sp.Expr, k: int):
     r"""Exact :math:`\mathbb E[f(Z)\mathrm{He}_k(Z)]` and how it was found, or ``(None, None)``.
 
@@ -90,6 +90,7 @@ def _parity_mean(g: sp.Expr):
 
 
 _BUNDLES: dict = {}
+register(_BUNDLES.clear)
 
 
 def numeric_bundle(f: sp.Expr, kmax: int, dps: int) -> tuple:

@@ -11,10 +11,10 @@ docs/theory/hermite.md §4 (named activations), docs/theory/numerics.md §1 (bou
 
 from __future__ import annotations
 
-import functools
 
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import ExpressionError
 from ..core.syntax import FUNCTIONS, parse_text
 from .expressions import check_expression, x
@@ -47,7 +47,7 @@ def _named_values() -> dict:
     return {k: v for k, v in NAMED.items() if k not in FUNCTIONS}
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def _parse_cached(text: str, param: str) -> sp.Expr:
     key = text.strip()
     if key in NAMED:

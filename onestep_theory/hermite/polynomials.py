@@ -18,13 +18,13 @@ docs/theory/hermite.md §1 (polynomials), §3 (ξ_{p,i}).
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 
 import numpy as np  # noqa: F401  (doctests)
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from ..core.exact import to_exact
 from .expressions import x
@@ -63,7 +63,7 @@ def he_values(kmax: int, t) -> list:
     return out[: kmax + 1]
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def he_poly(k: int) -> sp.Expr:
     r"""Exact :math:`\mathrm{He}_k(x)` (docs/theory/hermite.md §1.1 closed form).
 
@@ -75,7 +75,7 @@ def he_poly(k: int) -> sp.Expr:
     return sp.Add(*(c * x**j for j, c in enumerate(_monomials(k)) if c))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def _monomials(k: int) -> tuple:
     """Exact monomial coefficients of He_k: (-1)^m k!/(m! (k-2m)! 2^m) at x^(k-2m) (docs/theory/hermite.md §1)."""
     out = [sp.Integer(0)] * (k + 1)
@@ -99,7 +99,7 @@ def he_xi(p: int, i: int) -> int:
     return math.factorial(p) // (math.factorial(i) * math.factorial(j) * 2**j)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def he_xi_row(p: int) -> tuple:
     r"""Row :math:`(\xi_{p,0},\dots,\xi_{p,p})` of exact integers.
 

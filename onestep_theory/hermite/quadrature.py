@@ -26,7 +26,6 @@ Sci. Comput. 40 (2018) C726–C747.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 import flint
@@ -34,6 +33,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from .evaluate import arb_callable
 from ..core.precision import arb_to_mpf, mpf_to_arb, workdps
@@ -57,7 +57,7 @@ def _readonly(*arrays):
     return arrays
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def gauss_legendre(m: int, dps: int | None = None):
     """Gauss–Legendre nodes and weights on [-1, 1]: float64 arrays, or tuples of Arb balls at ``dps`` digits.
 
@@ -76,7 +76,7 @@ def gauss_legendre(m: int, dps: int | None = None):
     return xs, ws
 
 
-@functools.lru_cache(maxsize=128)
+@cached(maxsize=128)
 def gauss_hermite(n: int, dps: int | None = None):
     r"""Probabilists' Gauss–Hermite rule for :math:`\mathbb E\,g(Z)` (weights sum to 1).
 
@@ -206,7 +206,7 @@ def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level
     return _normal_rule(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps, int(degree))
 
 
-@functools.lru_cache(maxsize=512)
+@cached(maxsize=512)
 def _normal_rule_cached(hard, soft, digits, level, hmax, dps, degree):
     return _normal_rule(hard, soft, digits, level, hmax, dps, degree)
 

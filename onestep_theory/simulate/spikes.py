@@ -7,13 +7,13 @@ r"""Simulation protocols of the spike theory [MLHD23] (docs/theory/spike-theory.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 
 import numpy as np
 import scipy.linalg as sla
 
+from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from ..core.results import provenance
 from ..hermite.quadrature import gauss_hermite
@@ -227,7 +227,7 @@ def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, 
 
 
 # --------------------------------------------------------------------------- protocol B
-@functools.lru_cache(maxsize=8)
+@cached(maxsize=8)
 def _gh3(nodes):
     """Tensor probabilists' Gauss-Hermite rule in R^3 (weights sum to 1), built once per node count."""
     z, wz = gauss_hermite(nodes)

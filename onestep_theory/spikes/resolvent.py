@@ -23,13 +23,13 @@ References
 from __future__ import annotations
 
 import dataclasses
-import functools
 import warnings
 
 import mpmath
 import numpy as np
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.precision import MAX_DPS, precision, workdps
 from ..core.errors import ConvergenceError, HypothesisError, InvalidParameterError
 from ..core.exact import GUARD_DIGITS, check_dps, to_exact, to_mpf
@@ -46,7 +46,7 @@ class M1M2Warning(UserWarning):
     """m2 > m1 at the selected root (empirical property of §6.3, item 6)."""
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def system():
     r"""SymPy equations :math:`(G_1, G_2)` of docs/theory/spike-theory.md §6.1 in the symbols
     ``m1, m2, phi, psi, lambda, c1, c_gt1``.
@@ -61,7 +61,7 @@ def system():
     return G1, G2
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def ap20_system():
     r"""[AP20] (S67), (S68) after the reparametrisation of docs/theory/spike-theory.md §6.2
     (:math:`\zeta=c_1^2`, :math:`\eta_{AP}=c_1^2+c_{>1}^2`, :math:`\gamma=\lambda\psi/\phi`, :math:`\tau_i=m_i`).
@@ -75,7 +75,7 @@ def ap20_system():
     return s67, s68
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def quartic_coefficients():
     r"""Coefficients :math:`q_0..q_4` of the quartic of §6.3 as SymPy expressions (from the expansion
     of :math:`Q(m)=\phi(D-K)(AD+BK)+BK(em-1)D`, checked against the printed :math:`q_j` in the tests)."""
@@ -94,7 +94,7 @@ def quartic_coefficients():
 _ARGS = (phi, psi, lam, c1, cg)
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def _compiled(module: str):
     """Lambdified quartic coefficients, m2(m1), G, Jacobian and dG/dlambda (built once)."""
     G1, G2 = system()

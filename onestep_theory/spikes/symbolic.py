@@ -12,12 +12,12 @@ docs/theory/spike-theory.md §7.2 (printed form, indices resolved), §7.3 (matri
 
 from __future__ import annotations
 
-import functools
 import math
 
 import mpmath
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from ..hermite.polynomials import he_xi
 
@@ -41,7 +41,7 @@ def spike_rows(ell: int, drop=()) -> list:
     return rows
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def omega_inv_symbolic(ell: int, drop: tuple = ()) -> sp.Matrix:
     r""":math:`[\Omega^{-1}]_{ij}=b^{i+j}\frac\psi\phi\big[m_2\xi_{i,1}\xi_{j,1}+m_1\sum_{k\ne1}^{\min(i,j)}k!\xi_{i,k}\xi_{j,k}\big]`
     (docs/theory/spike-theory.md §7.2), rows/columns ``i, j`` in ``1..ell`` minus ``drop``.
@@ -59,13 +59,13 @@ def omega_inv_symbolic(ell: int, drop: tuple = ()) -> sp.Matrix:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def r_symbolic(ell: int) -> tuple:
     r""":math:`r_0=\frac\psi\phi m_1`, :math:`r_1=\frac\psi\phi m_2\rho`, :math:`r_p=p!\frac\psi\phi m_1\rho^p` (§7.2)."""
     return tuple(PSI / PHI * (M2 * RHO if p == 1 else math.factorial(p) * M1 * RHO**p) for p in range(ell + 1))
 
 
-@functools.lru_cache(maxsize=None)
+@cached(maxsize=None)
 def _printed_compiled(ell: int, drop: tuple, module: str):
     args = (M1, M2, PHI, PSI, B, RHO)
     mods = "mpmath" if module == "mpmath" else "numpy"
@@ -98,7 +98,7 @@ def delta_printed(ell, m1, m2, phi, psi, lam, cstar, b, drop=()):
     return lam * tot
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def delta_symbolic(ell: int, drop: tuple = (), *, centered_teacher: bool = True) -> sp.Expr:
     r"""Exact closed form of :math:`\Delta_\ell` (§7.3) in the symbols ``m1, m2, phi, psi, lambda``,
     :math:`c_{\star,0..\ell}` (``c_star_k``), ``c_star2`` (:math:`c_\star^2`) and ``sigma_eps2``, with

@@ -10,13 +10,13 @@ References
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 
 import flint
 import mpmath
 import numpy as np
 
+from ..core.caches import cached
 from ..core.exact import to_exact, to_float
 from ..core.precision import arb_to_mpf, mpf_to_arb, workdps
 from ..hermite.activation import Activation
@@ -122,7 +122,7 @@ def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int =
     return _setup_cached(s, t, r, c, gamma, float(digits), int(level), dps, kappa_nodes, inner_nodes)
 
 
-@functools.lru_cache(maxsize=48)
+@cached(maxsize=48)
 def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_nodes):
     rf, cf, gf = float(r), float(c), float(gamma)
     hard, soft, hmax = kappa_features(s, t, rf, cf, gf)

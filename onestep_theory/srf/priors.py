@@ -13,11 +13,11 @@ References
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
+from ..core.caches import cached
 from ..hermite.quadrature import gauss_legendre
 
 __all__ = ["mp_integrals", "mp_integrals_quad", "empirical_from_weights", "from_trained"]
@@ -45,7 +45,7 @@ def mp_integrals(c, beta, lam, hV1, hV2, sqrt=math.sqrt):
     return one_m_ts / hV1, s / hV1, j1 / hV1**2, (s + t * sp_) / hV1**2, -sp_ / hV1**2
 
 
-@functools.lru_cache(maxsize=32)
+@cached(maxsize=32)
 def _mp_nodes(c, beta, n):
     """Gauss–Legendre nodes on t in (0, pi) for the MP density (docs/theory/srf-theory.md §5, 'MP measure')."""
     xg, wg = gauss_legendre(n)

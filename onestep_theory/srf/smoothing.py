@@ -21,13 +21,13 @@ References
 
 from __future__ import annotations
 
-import functools
 import math
 
 import flint
 import numpy as np
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from ..core.precision import arb_to_mpf, mpf_to_arb, precision, workdps
 from ..hermite.activation import Activation
@@ -39,7 +39,7 @@ from ..hermite.quadrature import gauss_hermite, normal_rule
 __all__ = ["smooth", "smooth_arb", "smoothing_closed_form", "is_piecewise_polynomial", "default_backend"]
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def is_piecewise_polynomial(expr: sp.Expr) -> bool:
     return all(g.is_polynomial(x) for _, _, g in pieces(expr))
 
@@ -49,7 +49,7 @@ def default_backend(act: Activation) -> str:
     return "exact" if is_piecewise_polynomial(act.expr) else "panels"
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def _poly_pieces(expr: sp.Expr, square: bool):
     out = []
     for lo, hi, g in pieces(expr):
@@ -80,7 +80,7 @@ def _exact_moment(expr, a, s, weight_z: bool, square: bool):
 _A, _S = sp.symbols("a s", real=True)
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def smoothing_closed_form(expr: sp.Expr):
     r"""Exact :math:`(\mathbb E f(a+sZ),\ \mathbb E[Zf(a+sZ)],\ \mathbb E f(a+sZ)^2)` in the symbols ``a, s``, or None.
 
@@ -178,7 +178,7 @@ def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int |
     return tuple(o.reshape(a.shape) for o in out)
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def _poly_pieces_arb(expr: sp.Expr, square: bool, dps: int):
     """Pieces (lo, hi, coefficients) of a piecewise polynomial as Arb values at ``dps`` digits."""
     out = []
@@ -274,7 +274,7 @@ def smooth_arb(act, a, s, *, backend: str | None = None, digits: float | None = 
                        nodes)
 
 
-@functools.lru_cache(maxsize=256)
+@cached(maxsize=256)
 def _np_fn2(e):
     f = sp.lambdify((_A, _S), e, modules=["numpy", "scipy"])
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import cmath
 import dataclasses
-import functools
 import math
 
 import mpmath
 import numpy as np
 
+from ..core.caches import cached
 from .cge import cge_arb, cge_coeffs
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..hermite.activation import Activation
@@ -50,7 +50,7 @@ def _mp_stieltjes_complex(c, beta, t):
     return min(roots, key=lambda s: abs(s * t - 1))      # s ~ 1/t branch
 
 
-@functools.lru_cache(maxsize=64)
+@cached(maxsize=64)
 def _moments_cached(act, r, c, level, dps):
     """(weights, mu0, mu1^2, mu*^2) on the κ-rule of :func:`~onestep_theory.srf.kappa_features` (float64, or
     mpf arrays computed in Arb at ``dps`` working digits)."""
