@@ -1,7 +1,6 @@
 """Hermite layer: exact identities, xi table, closed forms, reference constants, errors."""
 
 import math
-import time
 from fractions import Fraction
 
 import mpmath
@@ -12,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onestep_theory import (Activation, ExpressionError, HypothesisError, InvalidParameterError, he_coeffs, he_eval,
-                            he_expect, he_from_monomial, he_poly, he_to_monomial, he_xi, he_xi_row, he_xi_table)
+                            he_expect, he_from_monomial, he_poly, he_to_monomial, he_xi_row, he_xi_table)
 from onestep_theory.hermite.expressions import x
 from onestep_theory.hermite.gauss import expect_exact, trunc_moments
 
@@ -264,12 +263,28 @@ def test_cross_check_gauss_legendre_nonsmooth():
     assert agree(v, ref, 28)
 
 
+def test_second_call_is_a_cache_hit():
+    # a cache hit returns the very object computed by the first call (a recomputation would build a new tuple
+    # of new mpf objects, equal in value but not identical)
+    a = Activation.from_any("tanh")
+    first = a.coeffs_mp(3, 21)
+    assert Activation.from_any("tanh").coeffs_mp(3, 21) is first
+    assert a.coeffs_mp(3, 21) is first
+    # different keys are not confused: another precision, another expression
+    assert a.coeffs_mp(3, 22) is not first
+    other = Activation.from_any("tanh(2*x)")
+    assert other.coeffs_mp(3, 21) is not first
+    assert abs(other.coeff(1, 20) - a.coeff(1, 20)) > 0.1
+
+
 def test_caching_keyed_on_expression_not_name():
+    # the Activation docstring: the cache key is the expression itself, never a name
     a = Activation.from_any("tanh")
     b = Activation.from_any("tanh(x)")
-    assert a.expr == b.expr
-    assert a.coeffs_mp(3, 20) is b.coeffs_mp(3, 20) or a.coeffs_mp(3, 20) == b.coeffs_mp(3, 20)
-    assert Activation.from_any("tanh(2*x)").coeff(1, 20) != a.coeff(1, 20)
+    assert a.expr == b.expr and a.label != b.label
+    first = a.coeffs_mp(3, 23)
+    assert b.coeffs_mp(3, 23) is first          # same expression, other spelling: a cache hit
+    assert b.second_moment(23) == a.second_moment(23)
 
 
 # ---------------------------------------------------------------- errors

@@ -180,61 +180,99 @@ def test_general_ell_lambda_flagged():
 
 
 # ---------------------------------------------------------------- simulation (protocol B-limit)
-def _check(stat, theory, rel):
-    """|mean - theory| <= 3 s.e. + rel*theory (spike-theory.md §9.5 acceptance for B-limit: 3 s.e. + 3 %;
-    the spec reports 5-10 % for Lambda and 5-13 % for ell = 3, used where stated)."""
-    return abs(stat.mean - float(theory)) <= 3 * stat.se + rel * abs(float(theory))
+#: z-threshold of every statistical assertion below
+K = 4
 
+
+def _check(stat, theory, what):
+    """|mean - theory| <= K se, the standard error over the (>= 8) independent repetitions, nothing else."""
+    assert len(stat.values) >= 8
+    z = (stat.mean - float(theory)) / stat.se
+    assert abs(z) <= K, f"{what}: simulated {stat.mean:.6g} +- {stat.se:.2g}, theory {float(theory):.6g}, z = {z:+.2f}"
+
+
+def _check_gains(sim, g, ell):
+    _check(sim["delta"], g.delta[ell - 1], f"Delta_{ell}")
+    _check(sim["lambda_test"], g.lambda_test[ell - 1], f"Lambda_{ell}")
+    _check(sim["train_loss_F0"], g.baseline_train, "L_tr(F0)")
+    _check(sim["test_loss_F0"], g.baseline_test, "L_te(F0)")
+
+
+# Protocol B-limit (spike-theory.md §9.3) fluctuates by O(n^-1/2) per repetition and is biased by O(1/n).  Measured
+# (Setting 1: 400 repetitions at n = 200; Setting 2: 256 at n = 250, 128 at n = 500, 48 at n = 1000): n |bias| <= 1.6
+# for Delta, Lambda and both baselines, against a per-repetition spread sqrt(n) sd = 0.46-1.2 (Setting 1) and
+# 1.3-2.2 (Setting 2).  At n = 1000 with 12 repetitions the bias is therefore below 0.25 se and the plain
+# |mean - theory| <= K se is the right test; its power is set by se: about 5 % of Delta and Lambda, 1 % of the
+# baselines.  The slow tests below use 96 repetitions at n = 1500 (se 1.5-2 % of Delta and Lambda, bias < 0.4 se).
 
 def test_delta1_lambda1_simulation_setting1():
     g = gains("tanh", "He1", "1/2", "1/2", "1/10", ell=1, noise_var=1)
-    sim = sim_spike_model("tanh", "He1", n=1500, phi=0.5, psi=0.5, lam=0.1, ell=1, noise_var=1, reps=6, seed=31)
-    assert _check(sim["delta"], g.delta[0], 0.03)
-    assert _check(sim["lambda_test"], g.lambda_test[0], 0.10)
-    assert _check(sim["train_loss_F0"], g.baseline_train, 0.03)
-    assert _check(sim["test_loss_F0"], g.baseline_test, 0.03)
+    sim = sim_spike_model("tanh", "He1", n=1000, phi=0.5, psi=0.5, lam=0.1, ell=1, noise_var=1, reps=12, seed=31)
+    _check_gains(sim, g, 1)
 
 
 def test_delta2_lambda2_simulation_setting2():
     g = gains("relu_centered", "He1 + He2/sqrt(2)", "1/2", "1/2", "1/10", ell=2)
-    sim = sim_spike_model("relu_centered", "He1 + He2/sqrt(2)", n=1500, phi=0.5, psi=0.5, lam=0.1, ell=2, reps=6,
+    sim = sim_spike_model("relu_centered", "He1 + He2/sqrt(2)", n=1000, phi=0.5, psi=0.5, lam=0.1, ell=2, reps=12,
                           seed=32)
-    assert _check(sim["delta"], g.delta[1], 0.03)
-    assert _check(sim["lambda_test"], g.lambda_test[1], 0.10)
+    _check_gains(sim, g, 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("setting", ["S1", "S2"])
+def test_gains_simulation_high_precision(setting):
+    student, teacher, nv, ell = {"S1": ("tanh", "He1", 1, 1),
+                                 "S2": ("relu_centered", "He1 + He2/sqrt(2)", 0, 2)}[setting]
+    g = gains(student, teacher, "1/2", "1/2", "1/10", ell=ell, noise_var=nv)
+    sim = sim_spike_model(student, teacher, n=1500, phi=0.5, psi=0.5, lam=0.1, ell=ell, noise_var=nv, reps=96,
+                          seed=34)
+    _check_gains(sim, g, ell)
 
 
 @pytest.mark.slow
 def test_delta3_simulation():
+    # ell = 3 (u^3 spike): per-repetition spread sqrt(n) sd = 1.3-1.9 on Delta_3 = 0.085.  Measured bias: +0.029 +-
+    # 0.011 at n = 500 (64 repetitions), -0.001 +- 0.007 at n = 1000 (32), +0.001 +- 0.009 at n = 2000 (12): below
+    # the standard error from n = 1000 on, so the plain K se test at n = 2000 (24 repetitions: se 7 % of Delta_3).
+    # Lambda_3 is the unvalidated extension (UnvalidatedWarning) and is not tested.
     teacher = "He1 + He2/sqrt(2) + He3/sqrt(6)"
-    g = gains("He1 + He2/3 + He3/5", teacher, "1/2", "1/2", "1/10", ell=3, noise_var="1/4")
-    sim = sim_spike_model("He1 + He2/3 + He3/5", teacher, n=3000, phi=0.5, psi=0.5, lam=0.1, ell=3, noise_var=0.25,
-                          reps=6, seed=33)
-    assert _check(sim["delta"], g.delta[2], 0.13)   # spec §7.3: within 5-13 % for ell = 3
+    with pytest.warns(UnvalidatedWarning):
+        g = gains("He1 + He2/3 + He3/5", teacher, "1/2", "1/2", "1/10", ell=3, noise_var="1/4")
+    sim = sim_spike_model("He1 + He2/3 + He3/5", teacher, n=2000, phi=0.5, psi=0.5, lam=0.1, ell=3, noise_var=0.25,
+                          reps=24, seed=33)
+    _check(sim["delta"], g.delta[2], "Delta_3")
+    _check(sim["train_loss_F0"], g.baseline_train, "L_tr(F0)")
+    _check(sim["test_loss_F0"], g.baseline_test, "L_te(F0)")
 
 
 @pytest.mark.slow
 def test_network_training_gain_trend_across_windows():
-    """spike-theory.md §9.2 (protocol A, qualitative, ~15 %): full network, centred ReLU (c_2 = 0.2, c_3 = 0).
+    """spike-theory.md §9.2 (protocol A, full network, centred ReLU: c_2 = 0.2, c_3 = 0).
 
-    Setting 2: the gain rises significantly as alpha crosses 1/4 (the quadratic spike) and keeps rising across
-    1/3 toward the Delta_2 plateau (c_3 = 0: window 3 adds nothing, drop mode); Setting 1 stays at or below its
-    flat plateau Delta_1 (no non-linear feature in a linear teacher).
+    Setting 2: the gain rises significantly as alpha crosses 1/4 (the quadratic spike) and keeps rising across 1/3
+    (paired: the same seed draws the same data and weights at every alpha; K se of the paired differences).
+    Protocol A converges to the Delta_l plateaus only slowly in n (the spike-to-bulk ratio grows as a power of n:
+    measured 6-9 % between the network's gain and the Gaussian spike model of §9.3 on the same draws at n = 400-1600,
+    shrinking slowly), so it has no quantitative reference testable by standard errors at these sizes; what must
+    hold at any n is that finite spikes gain no more than the unpenalised B-limit spikes on the same draws (one-sided,
+    K se).  The quantitative test of Delta_l is protocol B above.
     """
     from onestep_theory.simulate import sim_spikes
 
     import numpy as np
 
-    kw = dict(n=1600, d=800, N=1600, lam=0.1, reps=3, seed=41, n_test=1600)
-    s2 = [sim_spikes("relu_centered", "He1 + He2/sqrt(2)", alpha=a, **kw)["train_gain"] for a in (0.2, 0.3, 0.36)]
+    kw = dict(n=1600, d=800, N=1600, lam=0.1, reps=4, seed=41)
+    s2 = [sim_spikes("relu_centered", "He1 + He2/sqrt(2)", alpha=a, n_test=1600, **kw)["train_gain"]
+          for a in (0.2, 0.3, 0.36)]
     for lo, hi in ((s2[0], s2[1]), (s2[1], s2[2])):
-        # paired: the same seed draws the same data and weights at every alpha
         diff = np.array(hi.values) - np.array(lo.values)
-        assert diff.mean() > 3 * diff.std(ddof=1) / math.sqrt(diff.size), diff
-    d2 = float(gains("relu_centered", "He1 + He2/sqrt(2)", "1/2", "1/2", "1/10", ell=3, absent_spikes="drop").delta[2])
-    assert abs(s2[2].mean / d2 - 1) < 0.15 + 3 * s2[2].se / d2
-    s1 = sim_spikes("relu_centered", "He1", alpha=0.36, noise_var=1, **kw)["train_gain"]
-    d1 = float(gains("relu_centered", "He1", "1/2", "1/2", "1/10", ell=1, noise_var=1).delta[0])
-    assert s1.mean < d1 * 1.15 + 3 * s1.se
+        assert diff.mean() > K * diff.std(ddof=1) / math.sqrt(diff.size), diff
+    for teacher, nv, net in (("He1 + He2/sqrt(2)", 0.0, s2[2]),
+                             ("He1", 1.0, sim_spikes("relu_centered", "He1", alpha=0.36, noise_var=1, n_test=1600,
+                                                     **kw)["train_gain"])):
+        lim = sim_spike_model("relu_centered", teacher, mode="limit", bulk="nonlinear", ell=3, noise_var=nv, **kw)
+        diff = np.array(net.values) - np.array(lim["delta"].values)
+        assert diff.mean() <= K * diff.std(ddof=1) / math.sqrt(diff.size), (teacher, diff)
 
 
 # ---------------------------------------------------------------- CLI

@@ -237,7 +237,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
 
     if dps is None:
         refine(S.level, None, 1e-15, 8, _EPS64)
-        method = "damped fixed point + Newton (float64), error from refined discretisation"
+        method = f"{status} + chord Newton (float64), error from refined discretisation"
     else:
         with precision(dps):
             o_mp = dataclasses.replace(o)
@@ -249,7 +249,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             o = o_mp
             wd = dps + GUARD_DIGITS
             refine(0, wd, mpmath.mpf(10) ** -(wd - 3), 40, 10.0 ** -wd)
-        method = "damped fixed point (float64), Newton polish in mpmath on Arb rules, error from refined discretisation"
+        method = (f"{status} (float64), chord-Newton polish in mpmath on Arb rules, error from refined "
+                  "discretisation")
     lev, S, x, vals, serr = levels[-1]
     errors = combine_errors(levels[-2][3], vals, serr, floor(_EPS64 if dps is None else 10.0 ** -(dps + GUARD_DIGITS), S))
     digits = digits_of(vals["test_error"], errors["test_error"])
