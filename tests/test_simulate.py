@@ -121,14 +121,14 @@ def test_resolvent_gaussian_equivalent_bulk():
 
 
 GS_LAMS = [0.1, 1.0]
-GS_KW = dict(alpha0=2, eta=2, alpha=1, beta=1, lam=GS_LAMS, n_test=4000, seed=0)
+GS_KW = dict(alpha0=2, eta=2, alpha=1, beta=1, lam=GS_LAMS, n_test=2000, seed=0)
 
 
 @pytest.fixture(scope="module")
 def giant_steps():
     """One giant step (srf-theory.md §10.2), tanh/sin, alpha0 = eta~ = 2, alpha = beta = 1, a lambda path, at
-    d = 200 (32 repetitions) and d = 400 (16 repetitions)."""
-    return {d: sim_giant_step("tanh", "sin", d, reps=reps, **GS_KW) for d, reps in ((200, 32), (400, 16))}
+    d = 200 (24 repetitions) and d = 400 (12 repetitions)."""
+    return {d: sim_giant_step("tanh", "sin", d, reps=reps, **GS_KW) for d, reps in ((200, 24), (400, 12))}
 
 
 def test_giant_step_measured_parameters_against_result_3_1(giant_steps):
@@ -137,7 +137,7 @@ def test_giant_step_measured_parameters_against_result_3_1(giant_steps):
     Finite-size check: c carries a 1/d bias (measured d (c_sim - c) = 1.0, 1.2, 1.3 at d = 200, 400, 800, each
     more than 2.5 se from 0), r and gamma fluctuate by O(d^-1/2) with no bias resolved; the extrapolation
     2 S(400) - S(200) removes a 1/d bias of all three, and must agree with Result 3.1 within K se.  The same
-    data reject the other c formula of §2 (v1: c = 1.031 instead of 1.084, some 25 se away).
+    data reject the other c formula of §2 (v1: c = 1.031 instead of 1.084, some 20 se away).
     """
     th = srf_params("tanh", "sin", 2, 2)
     for k in ("r", "c", "gamma"):
@@ -154,7 +154,8 @@ def test_giant_step_lambda_path(giant_steps):
     repetitions repeats the first 3 repetitions of the path run: the same step (r, c, gamma bit for bit) and the
     same readout and test points (test error to rounding).  Against the theory: Result 3.3 on the mapped
     parameters, with the finite-size extrapolation from d = 200, 400 (network minus theory measured +2.6 %,
-    +2.3 %, -1.4 % at d = 200, 400, 800 for lambda = 0.1; the extrapolations 0.3 +- 0.5 and -0.7 +- 0.7 se).
+    +2.3 %, -1.4 % at d = 200, 400, 800 for lambda = 0.1, 1.1-2.1 % standard errors; the extrapolations
+    from (200, 400) and (400, 800) at z = +0.6 and -1.1).
     """
     path = giant_steps[200]
     assert {f"test_error@{lv:g}" for lv in GS_LAMS} <= set(path.stats) and "test_error" not in path.stats
@@ -182,7 +183,7 @@ def test_srf_rf_limit_against_theory_and_symmetries():
     = -0.1, -0.7, -1.4 +- 0.5, 1.1, 2.9 for the test error and 2.1, 1.6 +- 0.6, 1.2 for q2 at d = 150, 300, 600;
     se at d = 300 with 8 repetitions: 1.8 / d and 5.5 / d).
     """
-    kw = dict(r=0, c=1, alpha=2, beta=1, lam=0.1, n_test=3000, reps=8, seed=4)
+    kw = dict(r=0, c=1, alpha=2, beta=1, lam=0.1, n_test=2000, reps=8, seed=4)
     a = sim_srf("tanh", "sin", 300, gamma=0.5, **kw)
     b = sim_srf("tanh", "sin", 300, gamma=0.9, **kw)
     _check_stat(a["m"], 0.0, "m")
@@ -211,7 +212,7 @@ def _bulk_edge(student="tanh", c=1, alpha=2, beta=1):
 def spectra():
     kw = dict(c=1, gamma=1, alpha=2, beta=1, lam=[1.0], seed=5)
     return {(r, d): sim_spectrum("tanh", d, r=r, reps=reps, **kw)
-            for r in (0.0, 1.2) for d, reps in ((200, 64), (400, 32))}
+            for r in (0.0, 1.2) for d, reps in ((200, 48), (400, 24))}
 
 
 def test_spectrum_top_eigenvalue_scales_with_n(spectra):
@@ -221,7 +222,7 @@ def test_spectrum_top_eigenvalue_scales_with_n(spectra):
     r = 0, finite-size check: the top eigenvalue sits below the edge by a Tracy-Widom shift proportional to
     d^(-2/3) (measured d^(2/3) (lambda_max - edge) = -6.3, -6.0, -5.2, -6.9, each +- 0.6-2.2, at d = 200 ... 1600),
     so E_hat = (2^(2/3) S(2d) - S(d)) / (2^(2/3) - 1) estimates the edge; it must agree with the theory density's
-    edge within K se (se 1.3 % of the edge; plus the half grid step of the edge's location).
+    edge within K se (se 1.5 % of the edge; plus the half grid step of the edge's location).
     r = 1.2: the O(1) offset (of the bulk's size) cancels in the slope (S(2d) - S(d)) / (n(2d) - n(d)), which
     must be E mu0^2 within K se (se 1.3 %).
     """
@@ -238,37 +239,42 @@ def test_spectrum_top_eigenvalue_scales_with_n(spectra):
     _check_z(slope, se, e_mu0_sq, "slope of the top eigenvalue in n")
 
 
-def test_spikes_protocol_gain_matches_the_spike_model_on_the_same_draws():
-    """Protocol A (the one-step network, spike-theory.md §9.2) in window 1 (alpha = 0.2), against protocol B-finite
-    with the non-linear bulk (§9.3): the same seed draws the same W0, beta*, a and data in both, so
+def test_spikes_protocol_against_the_spike_model_on_the_same_draws():
+    """Protocol A (the one-step network, spike-theory.md §9.2) against protocol B-finite (§9.3) with the non-linear
+    bulk: the same seed draws the same W0, beta*, a and data in both.
 
-    * the baseline training losses L_tr(F0) are the same number (same features, same ridge);
-    * the training gains differ only by the Gaussian-equivalent replacement of the step by the spikes
-      gamma_k u^k (a^k)^T, gamma_k = c1^k c_k eta^k: paired, |mean difference| <= K se (measured -0.001 +- 0.003
-      and +0.004 +- 0.003 at n = 400, 800 for a gain of 0.06-0.07).
-
-    And the exact finite-n mean E|beta|^2 = [(d-1) E y^2 + E y^2 z^2]/n + (n-1)/n c*1^2, with y = z + eps,
-    z = beta*.x: E y^2 = 2, E y^2 z^2 = E z^4 + E z^2 = 4, c*1 = 1 (its n -> infinity limit is b^2 = 1 + 2 phi).
+    * Linear student, rank-one step W = W0 + eta c1 a beta^T: the features are exactly F0 + eta (X beta) a^T, the
+      B-finite spike with gamma_1 = c1^2 eta, so both protocols must give the same training losses to rounding.
+    * Centred ReLU, exact step, window 1 (alpha = 0.2): the baseline losses L_tr(F0) are the same number, and the
+      gain is significant (> K se).  It is not compared with B-finite within standard errors: the spike model
+      leaves out the step's bulk part and the sigma^(k)(Z0) fluctuations, and the paired difference was measured
+      at +0.0063 +- 0.0012 (n = 400 and 800, 96 and 24 repetitions, about 9 % of the gain; +0.002 with the rank-one
+      step), a finite-n effect that is not below the standard error at any affordable size.
+    * The exact finite-n mean E|beta|^2 = [(d-1) E y^2 + E y^2 z^2]/n + (n-1)/n c*1^2, with y = z + eps,
+      z = beta*.x: E y^2 = 2, E y^2 z^2 = E z^4 + E z^2 = 4, c*1 = 1 (its n -> infinity limit is b^2 = 1 + 2 phi).
     """
     n, d = 400, 200
-    kw = dict(n=n, d=d, N=n, lam=0.1, alpha=0.2, noise_var=1, reps=12, seed=1)
-    net = sim_spikes("relu_centered", "He1", n_test=2 * n, singular=True, ell=2, **kw)
-    spk = sim_spike_model("relu_centered", "He1", mode="finite", bulk="nonlinear", ell=2, **kw)
+    kw = dict(n=n, d=d, N=n, lam=0.1, alpha=0.2, noise_var=1, seed=1)
+    lin = sim_spikes("He1", "He1", n_test=n, gradient="rank_one", reps=3, **kw)
+    lin_b = sim_spike_model("He1", "He1", mode="finite", bulk="nonlinear", ell=1, reps=3, **kw)
+    for a, b in (("train_loss_F", "train_loss"), ("train_loss_F0", "train_loss_F0"), ("train_gain", "delta")):
+        np.testing.assert_allclose(lin[a].values, lin_b[b].values, rtol=1e-10, atol=1e-13, err_msg=a)
+    net = sim_spikes("relu_centered", "He1", n_test=n, singular=True, ell=2, reps=6, **kw)
+    spk = sim_spike_model("relu_centered", "He1", mode="finite", bulk="nonlinear", ell=2, reps=6, **kw)
     np.testing.assert_allclose(net["train_loss_F0"].values, spk["train_loss_F0"].values, rtol=1e-12)
-    _check_z(*_paired(net["train_gain"], spk["delta"]), 0.0, "protocol A - B-finite")
-    assert spk["delta"].mean > K * spk["delta"].se            # and the gain is there to be compared
+    assert net["train_gain"].mean > K * net["train_gain"].se
     exact = ((d - 1) * 2 + 4) / n + (n - 1) / n
     _check_stat(net["beta_norm2"], exact, "|beta|^2")
-    assert len(net.extra["singular_values"]) == 12 and len(net.extra["singular_values"][0]) >= 3
+    assert len(net.extra["singular_values"]) == 6 and len(net.extra["singular_values"][0]) >= 3
 
 
 def test_spike_model_finite_approaches_limit():
     # B-finite spikes (strength gamma_k = c1^k c_k eta^k, eta = n^alpha) approach the unpenalised B-limit as alpha
     # grows (spike-theory.md §5.2): the paired gap Delta_limit - Delta_finite is positive and shrinks from
-    # alpha = 0.1 to 0.3.  Same seed -> same data and weights in both modes and at both alphas (paired; measured
-    # gaps 0.065 +- 0.005 and 0.011 +- 0.002 at n = 600).  (A quantitative limit is not available: as
+    # alpha = 0.1 to 0.3.  Same seed -> same data and weights in both modes and at both alphas (paired; here the
+    # gaps are 0.074 +- 0.005 and 0.018 +- 0.001, the shrinkage 0.056 +- 0.005).  (A quantitative limit is not available: as
     # alpha -> infinity B-finite tends to B-limit with the readout constrained orthogonal to a, an O(1/N) gap.)
-    kw = dict(n=600, phi=0.5, psi=0.5, lam=0.1, ell=1, noise_var=1, reps=6, seed=3)
+    kw = dict(n=400, phi=0.5, psi=0.5, lam=0.1, ell=1, noise_var=1, reps=6, seed=3)
     lim = sim_spike_model("relu_centered", "He1", mode="limit", **kw)["delta"]
     fin = [sim_spike_model("relu_centered", "He1", mode="finite", alpha=a, **kw)["delta"] for a in (0.1, 0.3)]
     g1, se1 = _paired(lim, fin[0])

@@ -388,7 +388,8 @@ def test_bounds_optimised_is_the_minimum_of_an_independent_search():
 # 800, 1600 for the test error and 2.0, 2.7, 2.5, 3.8 for q2 (the latter 3-10 se).  That bias is of the size of the
 # standard error at every affordable d, so the tests extrapolate: 2 S(2d) - S(d) removes the 1/d term and must agree
 # with the theory within K of its standard error (independent runs: the variances add).  The default runs are
-# small (power: se 3-5 % of the test error); the slow ones repeat them with 64 + 32 repetitions at d = 300, 600.
+# small (d = 150, 300; power: se 4-5 % of the test error); the slow ones use 64 + 32 repetitions at d = 300, 600
+# (se about 2 %).
 
 def _richardson(small, large):
     assert len(small.values) >= 3 and len(large.values) >= 3
@@ -423,7 +424,7 @@ CASE_A = srf_params("tanh", "sin", 20, 3).floats()
 
 
 def _sizes(slow):
-    return ((300, 64), (600, 32)) if slow else ((200, 24), (400, 12))
+    return ((300, 64), (600, 32)) if slow else ((150, 24), (300, 12))
 
 
 @pytest.fixture(scope="module")
@@ -527,7 +528,7 @@ def test_sweeps_warm_start_agree_with_single_solves():
 # fluctuate by O(d^-1/2) here (the features share kappa = v.x, whose empirical law fluctuates), and are biased by
 # O(1/d) (measured with 12-128 repetitions at d = 200 ... 1600: d (sim - V2(-3)) = -0.24, -0.25, -0.27, -0.29, each
 # 4-19 se from 0 at d <= 800): finite-size extrapolation from d = 200, 400.
-SPEC_SIZES = ((200, 64), (400, 32))
+SPEC_SIZES = ((200, 48), (400, 24))
 SPEC_LAMS = [0.3, 1.0, 3.0]
 
 
