@@ -185,7 +185,7 @@ def command_lines(draw):
     return argv
 
 
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 300)), deadline=None,
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 150)), deadline=None,
           derandomize=os.environ.get("FUZZ_RANDOM") is None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(command_lines())
