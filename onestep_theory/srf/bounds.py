@@ -144,6 +144,7 @@ def _evaluate(student, teacher, r, c, gamma, dps, target):
                     *vals, amp = _bounds_at(S, mpmath.mpf(norm2), ext)
             except _IllConditioned as exc:
                 amp = exc.args[0]
+            # |u|^2 = |v|^2 / amp^2 is formed by cancellation: it loses log10(amp^2) digits, so add as many
             need = 2 * math.ceil(math.log10(amp)) if amp > 10 else 0
             if dps + GUARD_DIGITS + need > MAX_SRF_DPS + GUARD_DIGITS + 60:
                 raise ConvergenceError(f"bound (27): the orthogonalisation loses {math.log10(amp):.0f} digits at "
