@@ -6,6 +6,7 @@ import csv
 import io
 
 from .common import add_exact, add_json, command, emit, exact_arg, exact_list, float_list, int_in, output_path
+from .groups import add_readout, group_spikes, is_grouped, run_bounds_groups, run_srf_groups
 from ..core.exact import nstr
 from ..core.results import serialize, vouched
 from ..srf.solve import MAX_SRF_DPS
@@ -95,6 +96,8 @@ def _resolve(args):
 def _run_srf(args):
     from ..srf import srf_solve
 
+    if is_grouped(args):
+        return run_srf_groups(args)
     rr, cc, gg, mapping = _resolve(args)
     skw = _solver_kw(args)
     if args.spectrum_mode == "empirical":
@@ -176,6 +179,8 @@ def _run_curve(args):
 def _run_bounds(args):
     from ..srf.bounds import bounds
 
+    if is_grouped(args):
+        return run_bounds_groups(args)
     odd = not args.allow_non_odd
     if args.optimize_eta:
         b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", noise_var=args.noise_var,
@@ -211,11 +216,17 @@ def _run_spectrum(args):
         from ..core.precision import precision
         with precision(args.dps or 15):     # exact product at the working precision
             d["mean_spike"] = vouched(sp_.mean_spike_per_d * args.d, sp_.errors["mean_spike_per_d"] * args.d)
+        if is_grouped(args):
+            d["group_mean_spikes"] = group_spikes(args, rr, cc)
     lines = [f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
                                                     zip(sp_.x, d["density"], d["errors"]["density"])]
     lines += [f"V2(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
     lines.append(f"atom at 0: {sp_.atom_at_zero:.6g};  mean spike / d = alpha E mu0^2 = {d['mean_spike_per_d']}"
                  f"  +/- {d['errors']['mean_spike_per_d']}" + (f";  mean spike = {d['mean_spike']}" if args.d else ""))
+    if "group_mean_spikes" in d:
+        gm = d["group_mean_spikes"]
+        lines.append(f"readout {gm['readout']['label']}: mean spikes " + ", ".join(
+            f"{v:.10g} +/- {e:.1e}" for v, e in zip(gm["spikes"], gm["errors"])))
     emit(args, d, "\n".join(lines))
     return 0
 
@@ -279,6 +290,7 @@ def _setup_srf(p):
     _rcg_args(p)
     add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"), ("--lam", "ridge lambda > 0 (sum loss)"))
     _model_args(p)
+    add_readout(p, bulks=True)
     return _run_srf
 
 
@@ -302,6 +314,7 @@ def _setup_bounds(p):
     _rcg_args(p)
     p.add_argument("--optimize-eta", action="store_true")
     p.add_argument("--eta-max", type=exact_arg, default="10", help="largest learning rate of the (28) search")
+    add_readout(p)
     _dps_arg(p)
     add_json(p)
     return _run_bounds
@@ -314,6 +327,7 @@ def _setup_spectrum(p):
     p.add_argument("--z", type=float_list, help="grid of real parts x ('a:b:k'); default automatic")
     p.add_argument("--lam", type=float_list, default=[0.1, 0.5, 1.0, 3.0], help="lambdas for V2(-lambda)")
     p.add_argument("--d", type=int_in("--d", 1, 10**9), help="dimension, to report the mean spike location n E mu0^2")
+    add_readout(p)
     _dps_arg(p)
     add_json(p)
     return _run_spectrum

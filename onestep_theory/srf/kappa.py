@@ -26,7 +26,7 @@ from ..hermite.quadrature import gauss_hermite, normal_rule
 from .cge import cge_arb
 from .smoothing import default_backend, smooth, smooth_arb
 
-__all__ = ["SRFSetup", "srf_setup", "kappa_features"]
+__all__ = ["SRFSetup", "srf_setup", "kappa_features", "GroupSetup", "group_setup"]
 
 
 @dataclasses.dataclass
@@ -61,9 +61,9 @@ def kappa_features(s: Activation, t: Activation | None, r: float, c: float, gamm
     """
     rho = math.sqrt(max(0.0, 1 - gamma * gamma))
     hard, soft, hmax = [], [], 1.0
-    if r > 0:
-        hmax = min(hmax, (1 + math.sqrt(c)) / r)
-        soft += [(float(b) / r, math.sqrt(c) / r) for b in breakpoints(s.expr)]
+    if r != 0:      # a negative spike (a readout group with u < 0) mirrors the features
+        hmax = min(hmax, (1 + math.sqrt(c)) / abs(r))
+        soft += [(float(b) / r, math.sqrt(c) / abs(r)) for b in breakpoints(s.expr)]
     if t is not None and gamma > 0:
         hmax = min(hmax, (1 + rho) / gamma)
         for b in breakpoints(t.expr):
@@ -182,3 +182,54 @@ def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_node
         rm, cm, gm = (arb_to_mpf(v) for v in (ra, ca, ga))
     nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
     return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rm, cm, gm, True, dps, nodes, level, digits)
+
+
+@dataclasses.dataclass
+class GroupSetup:
+    """κ-node quantities of K readout groups on one shared rule (docs/theory/srf-theory.md §8), float64:
+    ``mu0, mu1, mus2`` have shape (K, nodes)."""
+
+    kappa: np.ndarray
+    w: np.ndarray
+    mu0: np.ndarray
+    mu1: np.ndarray
+    mus2: np.ndarray
+    h: np.ndarray
+    h1: np.ndarray
+    h2: np.ndarray
+    spikes: tuple
+    cs: tuple
+    gamma: float
+    level: int
+
+
+def group_setup(student, teacher, spikes, cs, gamma, *, level: int = 0, digits: float = 16) -> GroupSetup:
+    r"""The coefficients (32) of docs/theory/srf-theory.md §8 — (15) at :math:`(r\varsigma_j, c_j)` for every group —
+    and the teacher's :math:`h,h_1,h_2` on one κ-rule carrying every group's features (float64, cached)."""
+    s = Activation.from_any(student, "student")
+    t = Activation.from_any(teacher, "teacher")
+    spikes = tuple(to_float(v, "r") for v in spikes)
+    cs = tuple(to_float(v, "c") for v in cs)
+    return _group_cached(s, t, spikes, cs, to_float(gamma, "gamma"), int(level), float(digits))
+
+
+@cached(maxsize=32)
+def _group_cached(s, t, spikes, cs, gf, level, digits):
+    hard, soft, hmax = (), [], 1.0
+    for rj, cj in zip(spikes, cs):
+        hj, sj, mj = kappa_features(s, t, rj, cj, gf)
+        hard, hmax = hj, min(hmax, mj)
+        soft += [f for f in sj if f not in soft]
+    rule = normal_rule(hard, tuple(soft), digits=digits, level=level, hmax=hmax)
+    k, w = rule.nodes, rule.weights
+    rho = math.sqrt(max(0.0, 1 - gf * gf))
+    mu0, mu1, mus2 = [], [], []
+    for rj, cj in zip(spikes, cs):
+        sc = math.sqrt(cj)
+        e0, e1, e2 = smooth(s, rj * k, sc, digits=digits, level=level)
+        m1 = e1 / sc
+        mu0.append(e0)
+        mu1.append(m1)
+        mus2.append(np.maximum(0.0, e2 - e0 * e0 - cj * m1 * m1))
+    h, h1, h2 = smooth(t, gf * k, rho, digits=digits, level=level)
+    return GroupSetup(k, w, np.array(mu0), np.array(mu1), np.array(mus2), h, h1, h2, spikes, cs, gf, level)

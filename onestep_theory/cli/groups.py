@@ -1,0 +1,92 @@
+"""Non-uniform readouts on the command line (docs/theory/srf-theory.md §8, §9): ``srf --readout``,
+``bounds --readout``, ``spectrum --readout`` and ``onestep-theory tau-star``."""
+
+from __future__ import annotations
+
+from .common import add_json, command, emit, int_in
+from ..core.exact import nstr
+
+__all__ = ["COMMANDS", "add_readout", "is_grouped", "run_srf_groups", "run_bounds_groups", "group_spikes"]
+
+COMMANDS: dict = {}
+
+
+def add_readout(p, bulks: bool = False):
+    p.add_argument("--readout", default=None,
+                   help="initial readout a0 = u/sqrt(p): 'uniform' (default), 'gaussian' (tau-star theory) or "
+                        "'value:fraction,...' e.g. '1:0.5,2:0.5' (a spec starting with '-' needs --readout=-1:...)")
+    if bulks:
+        p.add_argument("--bulk-p", type=int_in("--bulk-p", 20, 3000), default=600,
+                       help="width of the sampled bulks of the experimental K-group prior (and half of it)")
+        p.add_argument("--bulk-count", type=int_in("--bulk-count", 2, 64), default=3,
+                       help="sampled bulks per width")
+
+
+def is_grouped(args) -> bool:
+    """True when ``--readout`` is given and is not the uniform readout."""
+    from ..srf.readout import readout
+
+    return getattr(args, "readout", None) is not None and not readout(args.readout).is_uniform
+
+
+def _rcg_kw(args):
+    if args.r is not None or args.c is not None or args.gamma is not None:
+        return dict(r=args.r, c=args.c, gamma=args.gamma)
+    return dict(alpha0=args.alpha0, eta=args.eta)
+
+
+def run_srf_groups(args):
+    from ..simulate import sample_bulks
+    from ..srf.groups import srf_groups
+
+    sol = srf_groups(args.student, args.teacher, readout_spec=args.readout, alpha=args.alpha, beta=args.beta,
+                     lam=args.lam, noise_var=args.noise_var, c_formula=args.c_formula,
+                     strict_odd=not args.allow_non_odd, sampler=sample_bulks, bulk_p=args.bulk_p,
+                     bulk_count=args.bulk_count, seed=args.seed, tol=args.tol or 1e-10, **_rcg_kw(args))
+    d = sol.to_dict()
+    d.pop("reduced", None)
+    out = dict(d, params={"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var})
+    lines = [f"K-group sRF ({sol.readout['label']} -> {sol.readout['reduced']}): student {args.student}, teacher "
+             f"{args.teacher}; alpha={args.alpha}, beta={args.beta}, lam={args.lam}"
+             + ("  [experimental]" if sol.experimental else ""),
+             f"test error eps_g = {d['test_error']}   (+/- {d['errors']['test_error']}, {sol.digits} digits)"]
+    for g in sol.groups:
+        lines.append(f"  group u={g['value']:<6} fraction {g['fraction']:<6} spike r_j = {g['r']:.10g}, "
+                     f"c_j = {g['c']:.10g}")
+    lines.append(f"({sol.method})")
+    if sol.experimental:
+        lines.append("error budget: " + ", ".join(f"{k} {v}" for k, v in d["errors"].items() if k != "test_error"))
+    emit(args, out, "\n".join(lines))
+    return 0
+
+
+def run_bounds_groups(args):
+    from ..srf.groupbounds import group_bounds
+
+    kw = dict(c_formula=args.c_formula, strict_odd=not args.allow_non_odd, noise_var=args.noise_var)
+    if args.optimize_eta:
+        b = group_bounds(args.student, args.teacher, readout_spec=args.readout, alpha0=args.alpha0 or "inf",
+                         optimize_eta=True, eta_max=args.eta_max, **kw)
+    elif args.r is not None:
+        b = group_bounds(args.student, args.teacher, readout_spec=args.readout, r=args.r, c=args.c or 1,
+                         gamma=args.gamma or 1, **kw)
+    else:
+        b = group_bounds(args.student, args.teacher, readout_spec=args.readout, alpha0=args.alpha0 or "inf",
+                         eta=args.eta, **kw)
+    d = b.to_dict()
+    lines = [f"K-group bounds, readout {b.readout['label']} (reduced {b.readout['reduced']}) [experimental]"]
+    lines += [f"{name:<22} = {d[k]}   +/- {d['errors'][k]}" for k, name in
+              (("upper", "upper (26), K groups"), ("lower", "lower (27), K groups"),
+               ("upper_single", "upper (26), u = 1"), ("lower_single", "lower (27), u = 1"))]
+    lines += [f"{'best_linear':<22} = {b.best_linear:.15g}", f"{'ranks (up, low, K)':<22} = {b.ranks}"]
+    if b.optimized:
+        lines.append(f"{'eta_upper, eta_lower':<22} = {b.eta_upper:.10g}, {b.eta_lower:.10g}")
+    emit(args, d, "\n".join(lines))
+    return 0
+
+
+def group_spikes(args, rr, cc) -> dict:
+    """The up-to-K mean spikes (docs/theory/srf-theory.md §8) for ``spectrum --readout … --d D``."""
+    from ..srf.groupbounds import group_mean_spikes
+
+    return group_mean_spikes(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, d=args.d)
