@@ -1,0 +1,201 @@
+"""K readout groups (docs/theory/srf-theory.md §8): readout specs, exact reductions of the K-group saddle point,
+bounds, mean spikes and D.3 against independent references."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.integrate import quad
+
+from onestep_theory import InvalidParameterError
+from onestep_theory.srf import empirical_from_weights, srf_params, srf_solve
+from onestep_theory.srf.groupbounds import d3_special_case, group_bounds, group_mean_spikes
+from onestep_theory.srf.groups import srf_groups
+from onestep_theory.srf.readout import Readout, group_index, group_params, readout
+from onestep_theory.srf.spectrum import mean_spike
+
+
+def _bulk(d, p, seed):
+    rng = np.random.default_rng(seed)
+    W0 = rng.standard_normal((p, d))
+    W0 /= np.linalg.norm(W0, axis=1)[:, None]
+    v = rng.standard_normal(d)
+    v /= np.linalg.norm(v)
+    tp = rng.standard_normal(d)
+    tp -= (tp @ v) * v
+    tp /= np.linalg.norm(tp)
+    return W0, v, tp
+
+
+@pytest.fixture(scope="module")
+def case_a():
+    P = srf_params("tanh", "sin", 20, 3)
+    return tuple(float(t) for t in (P.r, P.c, P.gamma))
+
+
+# ---------------------------------------------------------------- readout specs
+
+def test_readout_parsing_exact():
+    rd = readout("2:0.5, 1:1/2")
+    assert rd.values == (1, 2) and rd.fractions == (sp.Rational(1, 2), sp.Rational(1, 2))
+    assert readout([("1", "1/3"), ("-1", "2/3")]).label == "-1:2/3,1:1/3"
+    assert readout({"1": "1"}).is_uniform and readout(None).is_uniform and readout("uniform").K == 1
+    assert readout("gaussian").K == 0
+    assert readout("1:1/4,1:3/4").label == "1:1"                       # equal values merge
+    assert readout("1:1/4,-1:1/4,2:1/2").reduced(odd=True).label == "1:1/2,2:1/2"
+    assert readout("1:1/4,-1:1/4,2:1/2").reduced(odd=False).K == 3
+
+
+@pytest.mark.parametrize("bad", ["1:0.5,2:0.4", "1:0", "1:-0.5,2:1.5", "x", "1:0.5:1", "1e9:1", "", "1:nan"])
+def test_readout_refuses(bad):
+    with pytest.raises(InvalidParameterError):
+        readout(bad)
+
+
+def test_counts_and_params():
+    rd = readout("-1:1/3,1:1/3,2:1/3")
+    for p in (3, 10, 1001):
+        n = rd.counts(p)
+        assert sum(n) == p and min(n) >= 1 and max(n) - min(n) <= 1
+        assert np.array_equal(np.bincount(group_index(rd, p)), n)
+    with pytest.raises(InvalidParameterError):
+        rd.counts(2)
+    # exact in, exact out: c_j = 1 + u^2 (c - 1), spike r u
+    assert group_params(sp.Rational(1, 2), sp.Rational(3, 2), rd) == [(-sp.Rational(1, 2), sp.Rational(3, 2)),
+                                                                      (sp.Rational(1, 2), sp.Rational(3, 2)),
+                                                                      (1, 3)]
+    with pytest.raises(InvalidParameterError, match="c_j"):
+        group_params(1.0, 0.5, rd)                                      # c_j = 1 + 4(-0.5) < 0
+
+
+# ---------------------------------------------------------------- exact reductions of the saddle point
+
+def test_k1_finite_w_equals_f1(case_a):
+    r, c, g = case_a
+    W0, v, tp = _bulk(100, 100, 3)
+    th = g * v + math.sqrt(1 - g * g) * tp
+    ref = srf_solve("tanh", "sin", alpha=2, beta=1, lam="1/10", r=repr(r), c=repr(c), gamma=repr(g),
+                    spectrum="empirical", empirical=empirical_from_weights(math.sqrt(c) * W0, v, th))
+    sol = srf_groups("tanh", "sin", readout_spec="1:1", alpha=2, beta=1, lam="1/10", alpha0=20, eta=3,
+                     bulks=[(W0, v, tp)], reduce=False, annealed=False)
+    assert abs(float(sol.test_error) - float(ref.test_error)) < 1e-12
+    # the order parameters too (K = 1: 1-vectors and 1x1 matrices)
+    for k, kk in (("m", "m"), ("theta", "theta"), ("psi", "psi"), ("q2", "q2"), ("V2", "V2")):
+        assert abs(sol.order[k][0] - float(ref.order[kk])) < 1e-10
+
+
+def test_symmetric_readout_is_row_flip(case_a):
+    """u in {1, -1}, odd sigma: on W it is the single group on W with the u = -1 rows negated (exact)."""
+    r, c, g = case_a
+    W0, v, tp = _bulk(100, 100, 4)
+    th = g * v + math.sqrt(1 - g * g) * tp
+    rd = readout("1:1/2,-1:1/2")
+    sol = srf_groups("tanh", "sin", readout_spec=rd, alpha=2, beta=1, lam="1/10", alpha0=20, eta=3,
+                     bulks=[(W0, v, tp)], reduce=False, annealed=False)
+    Wn = W0.copy()
+    Wn[group_index(rd, 100) == 0] *= -1
+    ref = srf_solve("tanh", "sin", alpha=2, beta=1, lam="1/10", r=repr(r), c=repr(c), gamma=repr(g),
+                    spectrum="empirical", empirical=empirical_from_weights(math.sqrt(c) * Wn, v, th))
+    assert sol.m_rank == 1                                       # the singular case of §8, handled
+    assert abs(float(sol.test_error) - float(ref.test_error)) < 1e-12
+    assert abs(sol.order["m"][0] + sol.order["m"][1]) < 1e-8      # minimum norm: m_- = -m_+
+
+
+def test_reduced_readouts_are_the_single_group_solver():
+    uni = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
+    sym = srf_groups("tanh", "sin", readout_spec="1:0.5,-1:0.5", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
+    assert sym.reduced is not None and sym.test_error == uni.test_error and not sym.experimental
+    # a single value u = 2: the uniform theory at (2 r, 1 + 4 (c - 1)) — exact group parameters
+    P = srf_params("tanh", "sin", 20, 3, dps=30)
+    two = srf_groups("tanh", "sin", readout_spec="2:1", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
+    ref = srf_solve("tanh", "sin", alpha=2, beta=1, lam="1/10", r=2 * P.r, c=1 + 4 * (P.c - 1), gamma=P.gamma)
+    assert abs(float(two.test_error) - float(ref.test_error)) <= two.abs_error + ref.abs_error
+
+
+def test_large_lambda_is_the_upper_bound(case_a):
+    """lambda -> infinity: V, q, theta, psi -> 0 and m projects on span{mu0^(j)}: eps -> bound (26) (§6, §8)."""
+    sol = srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam=10**7, alpha0=20, eta=3,
+                     bulks=[_bulk(60, 60, s) for s in range(2)] + [_bulk(30, 30, 9), _bulk(30, 30, 10)])
+    b = group_bounds("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha0=20, eta=3)
+    assert abs(float(sol.test_error) - b.upper) < 1e-5 + sol.abs_error
+
+
+def test_groups_need_bulks_and_finite_support():
+    with pytest.raises(InvalidParameterError, match="bulks"):
+        srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam=1, alpha0=20, eta=3)
+    with pytest.raises(InvalidParameterError, match="tau-star"):
+        srf_groups("tanh", "sin", readout_spec="gaussian", alpha=2, beta=1, lam=1, alpha0=20, eta=3)
+    with pytest.raises(InvalidParameterError, match="beta"):
+        srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=2, lam=1, alpha0=20, eta=3,
+                   bulks=[_bulk(50, 50, 0), _bulk(50, 50, 1)])
+
+
+def test_sampler_errors_are_reported(case_a):
+    """With a sampler: two widths, the error budget has every part and the widths are the asked ones."""
+    calls = []
+
+    def sampler(d, p, count, seed=0):
+        calls.append((d, p, count, seed))
+        return [_bulk(d, p, 100 * seed + k) for k in range(count)]
+
+    sol = srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam="1/10", alpha0=20, eta=3,
+                     sampler=sampler, bulk_p=80, bulk_count=2, seed=5)
+    assert calls == [(80, 80, 2, 10), (40, 40, 2, 11)]
+    assert set(sol.errors) == {"test_error", "sampling", "finite_size", "discretisation", "solver"}
+    assert sol.abs_error == pytest.approx(sum(v for k, v in sol.errors.items() if k != "test_error"))
+    assert sol.experimental and sol.bulk_p == 80 and len(sol.per_bulk) == 2
+
+
+# ---------------------------------------------------------------- bounds, spikes, D.3
+
+def test_bounds_bracket_and_two_groups_lower_the_upper_bound(case_a):
+    b = group_bounds("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha0=20, eta=3)
+    assert b.ranks == (2, 4, 2)
+    assert b.upper < b.upper_single - 1e-3 and b.lower < b.lower_single
+    sym = group_bounds("tanh", "sin", readout_spec="1:1/2,-1:1/2", alpha0=20, eta=3)
+    assert sym.upper == sym.upper_single and sym.ranks == (1, 2, 1)
+    bulks = [_bulk(80, 80, s) for s in range(2)] + [_bulk(40, 40, s) for s in (5, 6)]
+    eps = [float(srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=3, beta=1, lam=lam, alpha0=20, eta=3,
+                            bulks=bulks).test_error) for lam in (1e-3, 1e-1, 10.0)]
+    assert min(eps) >= b.lower and min(eps) <= b.upper
+
+
+def test_bounds_vanish_for_erf_at_sqrt3():
+    """[BES+22] Cor. 8 in a group: u = 2 at r = sqrt(3)/2 has the spike sqrt(3), mu0 = erf(kappa)."""
+    b = group_bounds("erf(x)", "erf(x)", readout_spec="1:1/2,2:1/2", r="sqrt(3)/2", c=1, gamma=1)
+    assert abs(b.upper) < 1e-12 and abs(b.lower) < 1e-12 and b.upper_single > 1e-2
+
+
+def test_mean_spikes_k1_and_gram():
+    one = group_mean_spikes("tanh", readout_spec="1:1", r=1.2, c=1.1, alpha=2, d=1000)
+    assert one["spikes"][0] == pytest.approx(mean_spike("tanh", r=1.2, c=1.1, alpha=2, d=1000), rel=1e-10)
+    # two groups: n times the eigenvalues of [sqrt(pi_j pi_l) E mu0_j mu0_l]; an independent Gram by mpmath.quad
+    two = group_mean_spikes("tanh", readout_spec="1:1/4,2:3/4", r=1.2, c=1.1, alpha=2, d=1000)
+    cs = (1.1, 1 + 4 * 0.1)
+
+    def mu0(u, k):                  # scipy's adaptive quadrature, nested (independent of the kappa rule)
+        return quad(lambda z: math.tanh(1.2 * u * k + math.sqrt(cs[u - 1]) * z) * math.exp(-z * z / 2),
+                    -np.inf, np.inf, epsabs=1e-13)[0] / math.sqrt(2 * math.pi)
+    gram = [[quad(lambda k: mu0(a, k) * mu0(b, k) * math.exp(-k * k / 2), -np.inf, np.inf, epsabs=1e-12)[0]
+             / math.sqrt(2 * math.pi) for b in (1, 2)] for a in (1, 2)]
+    w = np.sqrt([0.25, 0.75])
+    ev = np.sort(np.linalg.eigvalsh(np.array(gram, dtype=float) * np.outer(w, w)))[::-1] * 2000
+    assert np.allclose(two["spikes"], ev, rtol=1e-7)
+
+
+def test_d3_is_a_projection():
+    """(159)-(160) against an independent Gram matrix by mpmath.quad (split at the kink of relu)."""
+    out = d3_special_case("relu", "sin", readout_spec="1:1/3,-2:2/3", r="0.8")
+    phi = [lambda k, a=a: mpmath.mpf(0.8) * a * k if 0.8 * a * k > 0 else 0 for a in (-2, 1)]
+    G = mpmath.matrix(2, 2)
+    s = mpmath.matrix(2, 1)
+    for i in range(2):
+        s[i] = mpmath.quad(lambda k: phi[i](k) * mpmath.sin(k) * mpmath.npdf(k), [-mpmath.inf, 0, mpmath.inf])
+        for j in range(2):
+            G[i, j] = mpmath.quad(lambda k: phi[i](k) * phi[j](k) * mpmath.npdf(k), [-mpmath.inf, 0, mpmath.inf])
+    norm2 = (1 - mpmath.exp(-2)) / 2
+    ref = norm2 - (s.T * mpmath.inverse(G) * s)[0]
+    assert abs(out["test_error"] - float(ref)) < 1e-10 + out["error"]
+    assert out["experimental"]
