@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from .common import add_debug, add_json, command, emit, float_arg, float_list, int_in, Progress
+from .common import add_debug, add_json, command, emit, exact_arg, float_arg, float_list, int_in, Progress
 
 __all__ = ["COMMANDS"]
 
@@ -29,7 +29,9 @@ def _sizes_spike(p):
 
 def _stat_text(res, theory=None):
     lines = [f"{res.protocol}: " + ", ".join(f"{k}={v}" for k, v in res.params.items()
-                                            if k in ("student", "teacher", "n", "d", "N", "p", "n0", "lam")),
+                                            if k in ("student", "teacher", "n", "d", "N", "p", "n0", "lam"))
+             + (f", readout={res.params['readout']['label']}" if res.params.get("readout", {}).get("kind", "uniform")
+                != "uniform" else ""),
              f"{'quantity':<22} {'mean':>14} {'s.e.':>11}" + (f" {'theory':>14}" if theory else "")]
     for k, st in res.stats.items():
         se = st.se
@@ -89,6 +91,24 @@ def _ratios(args, need_alpha0=False):
             raise InvalidParameterError(ratio, None, f"a ratio > 0 (--{ratio}) or a size (--{size})")
 
 
+def _readout_theory(th, spec):
+    """Theory column of giant-step: Result 3.1 for the uniform readout; per group of a finite-support readout
+    (docs/theory/srf-theory.md §8 step map) r_j = |u_j| r, c_j = 1 + u_j^2 (c - 1), gamma_j = sign(u_j) gamma,
+    keyed like the simulator's group diagnostics (the overall keys then have no column); none for a Gaussian one."""
+    from ..srf.readout import group_params, readout
+
+    rd = readout(spec)
+    if rd.is_uniform:
+        return {"r": th.r, "c": th.c, "gamma": th.gamma}
+    if rd.kind != "finite":
+        return {}
+    out = {}
+    for v, (rj, cj) in zip(rd.values, group_params(th.r, th.c, rd)):
+        sign = 1 if v > 0 else -1 if v < 0 else 0
+        out.update({f"r[{v}]": abs(rj), f"c[{v}]": cj, f"gamma[{v}]": sign * th.gamma})
+    return out
+
+
 def _run_giant(args):
     from ..srf.mapping import srf_params
     from ..simulate import sim_giant_step
@@ -97,11 +117,12 @@ def _run_giant(args):
     lam = args.lam if len(args.lam) > 1 else args.lam[0]
     res = sim_giant_step(args.student, args.teacher, args.d, alpha0=args.alpha0, eta=args.eta, alpha=args.alpha,
                          beta=args.beta, lam=lam, noise_var=args.noise_var, n_test=args.n_test, seed=args.seed,
-                         reps=args.reps, force=args.force, progress=Progress("simulate giant-step", args.quiet))
+                         reps=args.reps, force=args.force, progress=Progress("simulate giant-step", args.quiet),
+                         readout=args.readout)
     # theory column for comparison only: a non-odd student gets the (unvalidated) mapping with a warning
     th = srf_params(args.student, args.teacher, repr(res.params["alpha0"]), repr(args.eta), repr(args.noise_var),
                     strict_odd=False)
-    return _emit(args, res, {"r": th.r, "c": th.c, "gamma": th.gamma})
+    return _emit(args, res, _readout_theory(th, args.readout))
 
 
 def _srf_rcg(args):
@@ -126,7 +147,7 @@ def _run_srf(args):
     r, c, g = _srf_rcg(args)
     res = sim_srf(args.student, args.teacher, args.d, r=r, c=c, gamma=g, alpha=args.alpha, beta=args.beta,
                   lam=args.lam, noise_var=args.noise_var, n_test=args.n_test, seed=args.seed, reps=args.reps, force=args.force,
-                  progress=Progress("simulate srf", args.quiet))
+                  progress=Progress("simulate srf", args.quiet), readout=args.readout)
     return _emit(args, res)
 
 
@@ -136,7 +157,8 @@ def _run_spectrum(args):
     _ratios(args)
     r, c, g = _srf_rcg(args)
     res = sim_spectrum(args.student, args.d, r=r, c=c, gamma=g, alpha=args.alpha, beta=args.beta, lam=args.lam,
-                       seed=args.seed, reps=args.reps, force=args.force, progress=Progress("simulate spectrum", args.quiet))
+                       seed=args.seed, reps=args.reps, force=args.force,
+                       progress=Progress("simulate spectrum", args.quiet), readout=args.readout)
     return _emit(args, res)
 
 
@@ -205,6 +227,14 @@ def _setup(p):
                            help="ridge lambda(s) > 0 (list 'a,b' or 'a:b:k'; one decomposition serves the path)")
         if name != "spectrum":
             q.add_argument("--n-test", type=int_in("--n-test", 1, 10**8), default=20000)
+        q.add_argument("--readout", type=exact_arg, default=None, metavar="SPEC",
+                       help="law of u in a0 = u/sqrt(p) (docs/theory/srf-theory.md §8): 'uniform' (default), "
+                            + ("'gaussian', " if name == "giant-step" else "")
+                            + "or groups 'value:fraction,...' such as '1:0.5,2:0.5' or '1:1/3,-1:2/3' (fractions "
+                              "summing to 1)"
+                            + ("" if name == "giant-step" else "; r, c are the uniform readout's: group u gets "
+                               "the spike r u and the bulk variance 1 + u^2 (c - 1)")
+                            + "; a spec starting with '-' needs '=': --readout=-1:0.5,1:0.5")
         _common(q)
         q.set_defaults(_run=fn)
     return lambda args: args._run(args)

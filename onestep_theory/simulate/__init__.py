@@ -15,8 +15,8 @@ function                    what it simulates                                   
 
 from .base import Ridge, SimulationResult, Stat, available_memory, check_memory, sizes_spike, sizes_srf, spawn
 from .spikes import sim_resolvent, sim_spike_model, sim_spikes
-from .srf import empirical_spectrum, sim_giant_step, sim_spectrum, sim_srf
+from .srf import empirical_spectrum, sample_bulks, sim_giant_step, sim_spectrum, sim_srf
 
 __all__ = ["Ridge", "SimulationResult", "Stat", "available_memory", "check_memory", "sizes_spike", "sizes_srf", "spawn",
            "sim_resolvent", "sim_spike_model", "sim_spikes", "empirical_spectrum", "sim_giant_step", "sim_spectrum",
-           "sim_srf"]
+           "sim_srf", "sample_bulks"]

@@ -1,0 +1,40 @@
+"""K-group theory (docs/theory/srf-theory.md §8) against simulation with the same finite-support readout.
+
+Tolerances come from the simulation's standard error alone (|theory - simulation| <= 4 se, the theory's own
+error added); the network runs are in the slow stage (d = 1000)."""
+
+import pytest
+
+from onestep_theory.simulate import sample_bulks, sim_giant_step, sim_srf
+from onestep_theory.srf import srf_params
+from onestep_theory.srf.groups import srf_groups
+
+CASE = dict(alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
+
+
+def _theory(spec, **kw):
+    return srf_groups("tanh", "sin", readout_spec=spec, sampler=sample_bulks, bulk_p=kw.pop("bulk_p", 300),
+                      bulk_count=2, **dict(CASE, **kw))
+
+
+def test_direct_srf_groups_small():
+    """Direct K-group sRF (rows sqrt(c_j) w0 + r u_j v) at d = 300 against the theory."""
+    P = srf_params("tanh", "sin", 20, 3)
+    th = _theory("1:1/2,2:1/2")
+    sim = sim_srf("tanh", "sin", 300, r=float(P.r), c=float(P.c), gamma=float(P.gamma), alpha=2, beta=1, lam=0.1,
+                  readout="1:0.5,2:0.5", reps=4, seed=3, n_test=10000)
+    st = sim.stats["test_error"]
+    assert abs(st.mean - float(th.test_error)) <= 4 * st.se + th.abs_error
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["1:0.5,2:0.5", "0.5:0.5,1.5:0.5"])
+def test_network_groups_d1000(spec):
+    """The acceptance setting of issue 12: the network after one giant step with the readout, d = 1000."""
+    th = _theory(spec, bulk_p=600)
+    sim = sim_giant_step("tanh", "sin", 1000, alpha0=20, eta=3, alpha=2, beta=1, lam=0.1, readout=spec, reps=6,
+                         seed=11)
+    st = sim.stats["test_error"]
+    assert abs(st.mean - float(th.test_error)) <= 4 * st.se + th.abs_error
+    uni = srf_groups("tanh", "sin", readout_spec="1:1", **CASE)
+    assert float(th.test_error) < float(uni.test_error) - 4 * st.se     # the richer basis is visible in the data
