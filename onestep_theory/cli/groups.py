@@ -90,3 +90,33 @@ def group_spikes(args, rr, cc) -> dict:
     from ..srf.groupbounds import group_mean_spikes
 
     return group_mean_spikes(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, d=args.d)
+
+
+def _run_tau_star(args):
+    from ..srf.taustar import tau_star
+
+    t = tau_star(args.student, args.teacher, dps=args.dps, kappa_max=args.kappa_max)
+    d = t.to_dict()
+    ex = lambda v: "" if v is None else f"   (exact: {v})"  # noqa: E731
+    lines = [f"[BES+22] eq. (5.1): tau* = inf_k E(sigma*(xi) - E_xi2 sigma(k xi + xi2))^2; student {args.student}, "
+             f"teacher {args.teacher}",
+             f"tau*   = {d['tau']}   +/- {d['errors']['tau']}{ex(d['tau_exact'])}",
+             f"kappa* = {d['kappa']}   +/- {d['errors']['kappa']}{ex(d['kappa_exact'])}",
+             f"kernel lower bound ||P_>1 f*||^2 = {d['kernel_bound']};  Thm. 7 beats kernels (bound > 10 tau*): "
+             f"{d['beats_kernel']}",
+             "in this package's convention: a neuron with spike r_eff = kappa* at c = 1 (a readout group u* = kappa*/r)"]
+    emit(args, d, "\n".join(lines))
+    return 0
+
+
+@command(COMMANDS, "tau-star", "[BES+22] tau* and kappa* (eq. 5.1): the large-learning-rate limit of a Gaussian readout")
+def _setup_tau_star(p):
+    from ..srf.solve import MAX_SRF_DPS
+    from .common import exact_arg
+
+    p.add_argument("--student", required=True)
+    p.add_argument("--teacher", required=True)
+    p.add_argument("--kappa-max", type=exact_arg, default="50", help="largest |kappa| searched (limits beyond it)")
+    p.add_argument("--dps", type=int_in("--dps", 1, MAX_SRF_DPS), help="digits wanted (exit 3 if unreachable)")
+    add_json(p)
+    return _run_tau_star
