@@ -21,6 +21,7 @@ import math
 import numpy as np
 import sympy as sp
 
+from onestep_theory.simulate import sample_bulks
 from onestep_theory.srf import empirical_from_weights, srf_params, srf_solve
 from onestep_theory.srf.groups import srf_groups
 from onestep_theory.srf.readout import Readout, group_index, readout
@@ -60,15 +61,8 @@ def symbolic():
 
 
 def bulk(d, p, seed):
-    rng = np.random.default_rng(seed)
-    W0 = rng.standard_normal((p, d))
-    W0 /= np.linalg.norm(W0, axis=1)[:, None]
-    v = rng.standard_normal(d)
-    v /= np.linalg.norm(v)
-    tp = rng.standard_normal(d)
-    tp -= (tp @ v) * v
-    tp /= np.linalg.norm(tp)
-    return W0, v, tp
+    """One sampled bulk (W0, v, theta_perp), drawn by the package's sampler."""
+    return sample_bulks(d, p, 1, seed=seed)[0]
 
 
 def numeric(d=200):

@@ -10,23 +10,17 @@ import sympy as sp
 from scipy.integrate import quad
 
 from onestep_theory import InvalidParameterError
+from onestep_theory.simulate import sample_bulks
 from onestep_theory.srf import empirical_from_weights, srf_params, srf_solve
 from onestep_theory.srf.groupbounds import d3_special_case, group_bounds, group_mean_spikes
 from onestep_theory.srf.groups import srf_groups
-from onestep_theory.srf.readout import Readout, group_index, group_params, readout
+from onestep_theory.srf.readout import group_index, group_params, readout
 from onestep_theory.srf.spectrum import mean_spike
 
 
 def _bulk(d, p, seed):
-    rng = np.random.default_rng(seed)
-    W0 = rng.standard_normal((p, d))
-    W0 /= np.linalg.norm(W0, axis=1)[:, None]
-    v = rng.standard_normal(d)
-    v /= np.linalg.norm(v)
-    tp = rng.standard_normal(d)
-    tp -= (tp @ v) * v
-    tp /= np.linalg.norm(tp)
-    return W0, v, tp
+    """One sampled bulk (W0, v, theta_perp), drawn by the package's sampler."""
+    return sample_bulks(d, p, 1, seed=seed)[0]
 
 
 @pytest.fixture(scope="module")
@@ -192,10 +186,49 @@ def test_d3_is_a_projection():
     G = mpmath.matrix(2, 2)
     s = mpmath.matrix(2, 1)
     for i in range(2):
-        s[i] = mpmath.quad(lambda k: phi[i](k) * mpmath.sin(k) * mpmath.npdf(k), [-mpmath.inf, 0, mpmath.inf])
+        s[i] = mpmath.quad(lambda k, i=i: phi[i](k) * mpmath.sin(k) * mpmath.npdf(k), [-mpmath.inf, 0, mpmath.inf])
         for j in range(2):
-            G[i, j] = mpmath.quad(lambda k: phi[i](k) * phi[j](k) * mpmath.npdf(k), [-mpmath.inf, 0, mpmath.inf])
+            G[i, j] = mpmath.quad(lambda k, i=i, j=j: phi[i](k) * phi[j](k) * mpmath.npdf(k), [-mpmath.inf, 0, mpmath.inf])
     norm2 = (1 - mpmath.exp(-2)) / 2
     ref = norm2 - (s.T * mpmath.inverse(G) * s)[0]
     assert abs(out["test_error"] - float(ref)) < 1e-10 + out["error"]
     assert out["experimental"]
+
+
+# ---------------------------------------------------------------- command line
+
+def _cli(argv, capsys):
+    import json
+
+    from onestep_theory.cli.main import main
+    rc = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return rc, (json.loads(out.out) if rc == 0 and "--json" in argv else out.err)
+
+
+CASE = ["--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta", "1",
+        "--lam", "0.1"]
+
+
+def test_cli_srf_readout(capsys):
+    rc, uni = _cli(["srf", *CASE, "--json"], capsys)
+    rc2, sym = _cli(["srf", *CASE, "--readout", "1:0.5,-1:0.5", "--json"], capsys)
+    assert rc == rc2 == 0 and sym["test_error"] == uni["test_error"] and sym["readout"]["reduced"] == "1:1"
+    rc, k2 = _cli(["srf", *CASE, "--readout", "1:0.5,2:0.5", "--bulk-p", "60", "--bulk-count", "2", "--json"], capsys)
+    assert rc == 0 and k2["experimental"] and set(k2["errors"]) >= {"sampling", "finite_size", "discretisation"}
+    assert float(k2["test_error"]) < float(uni["test_error"])
+    rc, err = _cli(["srf", *CASE, "--readout", "gaussian"], capsys)
+    assert rc == 2 and "tau-star" in err and len(err.strip().splitlines()) == 1
+    rc, err = _cli(["srf", *CASE, "--readout", "1:0.5,2:0.6"], capsys)
+    assert rc == 2 and "readout" in err
+
+
+def test_cli_bounds_readout_and_tau_star(capsys):
+    rc, b = _cli(["bounds", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--readout",
+                  "1:0.5,2:0.5", "--json"], capsys)
+    assert rc == 0 and float(b["upper"]) < float(b["upper_single"]) and float(b["lower"]) <= float(b["upper"])
+    rc, t = _cli(["tau-star", "--student", "erf", "--teacher", "erf", "--json"], capsys)
+    assert rc == 0 and t["tau_exact"] == "0" and t["kappa_exact"] == "sqrt(2)"    # named erf = erf(x/sqrt 2)
+    rc, s = _cli(["spectrum", "--student", "tanh", "--r", "1.1", "--c", "1.02", "--gamma", "1", "--alpha", "2",
+                  "--beta", "1", "--d", "1000", "--readout", "1:0.5,2:0.5", "--z", "0.5:2:3", "--json"], capsys)
+    assert rc == 0 and len(s["group_mean_spikes"]["spikes"]) == 2

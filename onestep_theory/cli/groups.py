@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from .common import add_json, command, emit, int_in
-from ..core.exact import nstr
 
 __all__ = ["COMMANDS", "add_readout", "is_grouped", "run_srf_groups", "run_bounds_groups", "group_spikes"]
 

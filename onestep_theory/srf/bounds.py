@@ -30,7 +30,17 @@ from ..core.results import VouchedResult, digits_of, provenance
 from .kappa import srf_setup
 from .solve import MAX_LEVEL, MAX_SRF_DPS
 
-__all__ = ["Bounds", "bounds", "best_linear"]
+__all__ = ["Bounds", "bounds", "best_linear", "eta_search_range"]
+
+
+def eta_search_range(eta_max, r=None) -> float:
+    """The checked upper end of the η̃ search of (28) (docs/theory/srf-theory.md §6); refuses an explicit ``r``."""
+    if r is not None:
+        raise InvalidParameterError("optimize_eta", True, "(alpha0, eta) parametrisation, not explicit r")
+    em = float(check_real(eta_max, "eta_max", 0, 1e6))
+    if em <= 0:
+        raise InvalidParameterError("eta_max", eta_max, "a real number in (0, 1e6]")
+    return em
 
 
 def best_linear(teacher) -> float:
@@ -182,11 +192,7 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     bl = best_linear(teacher)
     refs = ["[CPDKLZL24] (26)-(28), (165)-(172)", "docs/theory/srf-theory.md §6", "docs/theory/numerics.md §5"]
     if optimize_eta:
-        if r is not None:
-            raise InvalidParameterError("optimize_eta", True, "(alpha0, eta) parametrisation, not explicit r")
-        em = float(check_real(eta_max, "eta_max", 0, 1e6))
-        if em <= 0:
-            raise InvalidParameterError("eta_max", eta_max, "a real number in (0, 1e6]")
+        em = eta_search_range(eta_max, r)
         return _optimized(student, teacher, alpha0, noise_var, em, c_formula, strict_odd, dps, target, bl, refs)
     if r is None:
         if eta is None:

@@ -21,7 +21,6 @@ References
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -32,7 +31,7 @@ from ..core.results import VouchedResult, digits_of, provenance
 from ..hermite.activation import Activation
 from ..hermite.expressions import breakpoints, is_odd
 from ..hermite.quadrature import normal_rule
-from .bounds import best_linear
+from .bounds import best_linear, eta_search_range
 from .kappa import group_setup
 from .mapping import resolve_rcg, srf_params
 from .readout import group_params, readout
@@ -122,11 +121,7 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
     norm2 = float(t.second_moment(20))
     refs = ["[CPDKLZL24] (26)-(28), App. D", "docs/theory/srf-theory.md §8", "docs/theory/srf-theory.md §6"]
     if optimize_eta:
-        if r is not None:
-            raise InvalidParameterError("optimize_eta", True, "(alpha0, eta) parametrisation, not explicit r")
-        em = float(check_real(eta_max, "eta_max", 0, 1e6))
-        if em <= 0:
-            raise InvalidParameterError("eta_max", eta_max, "a real number in (0, 1e6]")
+        em = eta_search_range(eta_max, r)
 
         def rcg(e):
             p = srf_params(s, t, alpha0, repr(float(e)), noise_var, c_formula=c_formula, strict_odd=strict_odd,
