@@ -38,3 +38,17 @@ def test_network_groups_d1000(spec):
     assert abs(st.mean - float(th.test_error)) <= 4 * st.se + th.abs_error
     uni = srf_groups("tanh", "sin", readout_spec="1:1", **CASE)
     assert float(th.test_error) < float(uni.test_error) - 4 * st.se     # the richer basis is visible in the data
+
+
+def test_two_mean_spikes_relu_pm():
+    """Up to K mean spikes (§8, Spectrum): a centred ReLU with u in {1, -1} has two well separated spikes,
+    n times the eigenvalues of [sqrt(pi_j pi_l) E mu0_j mu0_l]; both within 4 s.e. of the simulated top two."""
+    from onestep_theory.simulate import sim_spectrum
+    from onestep_theory.srf.groupbounds import group_mean_spikes
+
+    sim = sim_spectrum("relu_centered", 400, r=1.5, c=1.1, gamma=1, alpha=2, beta=1, readout="1:0.5,-1:0.5", reps=4,
+                       seed=2, lam=(0.5,))
+    th = group_mean_spikes("relu_centered", readout_spec="1:0.5,-1:0.5", r=1.5, c=1.1, alpha=2, d=400)
+    for key, val, err in zip(("top_eigenvalue", "second_eigenvalue"), th["spikes"], th["errors"]):
+        st = sim.stats[key]
+        assert abs(st.mean - val) <= 4 * st.se + err

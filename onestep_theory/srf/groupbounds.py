@@ -187,7 +187,7 @@ def group_mean_spikes(student, *, readout_spec, r, c, alpha, d) -> dict:
     for level in (0, 1):
         G = group_setup(student, student, [a for a, _ in gp], [b for _, b in gp], 1.0, level=level)
         M = (G.mu0 * G.w) @ G.mu0.T * np.outer(sq, sq)
-        out.append(np.sort(np.linalg.eigvalsh(M))[::-1] * n)
+        out.append(np.clip(np.sort(np.linalg.eigvalsh(M))[::-1], 0, None) * n)    # PSD: rounding below 0 is 0
     err = np.abs(out[1] - out[0]) + 1e-14 * n * max(1.0, float(np.max(np.abs(out[1]))))
     return dict(spikes=out[1].tolist(), errors=err.tolist(), readout=rd.to_dict(), n=n,
                 provenance=provenance(method="eigenvalues of the group Gram matrix of mu0", references=[
