@@ -239,3 +239,37 @@ def test_cli_bounds_readout_and_tau_star(capsys):
     rc, s = _cli(["spectrum", "--student", "tanh", "--r", "1.1", "--c", "1.02", "--gamma", "1", "--alpha", "2",
                   "--beta", "1", "--d", "1000", "--readout", "1:0.5,2:0.5", "--z", "0.5:2:3", "--json"], capsys)
     assert rc == 0 and len(s["group_mean_spikes"]["spikes"]) == 2
+
+
+def test_annealed_prior_is_the_average_of_the_sampled_one(case_a):
+    """The annealed prior (docs/theory/srf-theory.md §8) is the sampled prior averaged over b, e given Omega
+    (E bb^T = diag(c_g), E ee^T = Omega, E be^T = 0): every output of the map is linear in these second
+    moments.  K = 2 with fractions 3/10, 7/10, a state away from the fixed point; 3000 draws, 4.5 s.e."""
+    from onestep_theory.srf.groups import GroupBulk, StateLayout, group_bulk, group_map
+    from onestep_theory.srf.kappa import group_setup
+
+    r, c, g = case_a
+    rd = readout("1:3/10,2:7/10")
+    gp = group_params(r, c, rd)
+    cs = [b for _, b in gp]
+    G = group_setup("tanh", "sin", [a for a, _ in gp], cs, g)
+    base = group_bulk(*_bulk(60, 40, 1), cs, rd, annealed=True)
+    L = StateLayout(2)
+    x = L.pack(np.array([0.3, -0.1]), np.array([0.2, 0.1]), np.array([0.05, 0.15]), np.array([[0.1, 0.02], [0.02, 0.2]]),
+               np.array([0.1, 0.3]), np.array([[0.3, 0.05], [0.05, 0.6]]), np.array([0.3, 0.7]))
+    ann = group_map(x, G, base, 2, 1.5, 0.1, 0.0, L)[0]
+    ev, U = np.linalg.eigh(base.Omega)
+    root = U * np.sqrt(np.clip(ev, 0, None))
+    rng = np.random.default_rng(0)
+    outs = []
+    for _ in range(3000):
+        b = rng.standard_normal(base.p) * np.sqrt(base.cs[base.g])
+        e = root @ rng.standard_normal(base.p)
+        bk = GroupBulk(base.Omega, b, e, base.g, base.starts, base.d, base.cs, annealed=False)
+        outs.append(group_map(x, G, bk, 2, 1.5, 0.1, 0.0, L)[0])
+    outs = np.array(outs)
+    mean, se = outs.mean(axis=0), outs.std(axis=0, ddof=1) / math.sqrt(len(outs))
+    random_part = se > 1e-12 * (1 + np.abs(mean))          # m, V1, V2 do not depend on b, e (rounding only)
+    assert np.all(np.abs(mean - ann)[random_part] <= 4.5 * se[random_part])
+    assert np.allclose(mean[~random_part], ann[~random_part], rtol=1e-12, atol=1e-14)
+    assert random_part.sum() >= 8            # theta, psi, Q1, q2 are random; m, V1, V2 are not

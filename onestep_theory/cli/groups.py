@@ -17,7 +17,7 @@ def add_readout(p, bulks: bool = False):
     if bulks:
         p.add_argument("--bulk-p", type=int_in("--bulk-p", 20, 3000), default=600,
                        help="width of the sampled bulks of the experimental K-group prior (and half of it)")
-        p.add_argument("--bulk-count", type=int_in("--bulk-count", 2, 64), default=3,
+        p.add_argument("--bulk-count", type=int_in("--bulk-count", 2, 64), default=4,
                        help="sampled bulks per width")
 
 
@@ -35,8 +35,18 @@ def _rcg_kw(args):
 
 
 def run_srf_groups(args):
+    from ..core.errors import InvalidParameterError
     from ..simulate import sample_bulks
     from ..srf.groups import srf_groups
+
+    # the K-group solver is float64 with its own prior: refuse the single-group options instead of ignoring them
+    for flag, value, default in (("--dps", args.dps, None), ("--spectrum-mode", args.spectrum_mode, "mp"),
+                                 ("--no-spike-channel", args.no_spike_channel, False),
+                                 ("--no-cross-term", args.no_cross_term, False),
+                                 ("--kappa-nodes", args.kappa_nodes, None), ("--inner-nodes", args.inner_nodes, None)):
+        if value != default:
+            raise InvalidParameterError(flag, value, "not available with a grouped --readout (the experimental "
+                                        "K-group solver is float64, annealed finite-W prior)")
 
     sol = srf_groups(args.student, args.teacher, readout_spec=args.readout, alpha=args.alpha, beta=args.beta,
                      lam=args.lam, noise_var=args.noise_var, c_formula=args.c_formula,

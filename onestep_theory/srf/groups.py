@@ -36,7 +36,7 @@ from .mapping import resolve_rcg
 from .readout import Readout, group_index, group_params, readout
 from .solve import srf_solve
 
-__all__ = ["GroupBulk", "GroupSolution", "group_bulk", "group_map", "srf_groups", "MAX_BULK_P"]
+__all__ = ["GroupBulk", "GroupSolution", "StateLayout", "group_bulk", "group_map", "srf_groups", "MAX_BULK_P"]
 
 #: Largest width p of a sampled bulk (each map application inverts a p×p matrix).
 MAX_BULK_P = 3000
@@ -93,7 +93,7 @@ def group_bulk(W0, v, theta_perp, cs, rd: Readout, annealed: bool = True) -> Gro
                      np.asarray([float(c) for c in cs]), bool(annealed))
 
 
-class _Layout:
+class StateLayout:
     """Packing of the state (m, θ, ψ, Q1, q2, V1, V2): K-vectors and upper triangles of the K×K matrices."""
 
     def __init__(self, K):
@@ -120,7 +120,7 @@ class _Layout:
         return np.concatenate([m, th, ps, Q1[self.iu], q2, V1[self.iu], V2])
 
 
-def group_map(x, G: GroupSetup, bulk: GroupBulk, alpha, beta, lam, noise_var, layout: _Layout):
+def group_map(x, G: GroupSetup, bulk: GroupBulk, alpha, beta, lam, noise_var, layout: StateLayout):
     r"""One application of the K-group channel, mean-overlap and finite-W prior equations of
     docs/theory/srf-theory.md §8.  Returns (new packed state, values dict); the test error (25) with the group sums
     is ``values["test_error"]`` at the state ``x``."""
@@ -180,8 +180,8 @@ class _Domain(Exception):
 
 
 def _solve_one(F, x0, tol, max_iter):
-    """Float64 fixed point of ``F``: hybrid Powell (scipy.optimize.root) on F(x) - x, damped iteration as the
-    fallback.  Returns (x, evaluations, Newton-step function or None)."""
+    """Float64 fixed point of ``F``: hybrid Powell (scipy.optimize.root) on F(x) - x, then a damped iteration
+    that backs off (more damping) whenever a trial state leaves the domain.  Returns (x, evaluations)."""
     fev = 0
 
     def Fc(x):
@@ -190,24 +190,49 @@ def _solve_one(F, x0, tol, max_iter):
         return F(x)
 
     x = np.asarray(x0, dtype=float)
-    sol = root(lambda y: Fc(y) - y, x, method="hybr", options={"xtol": tol})
-    gx = sol.fun if np.all(np.isfinite(sol.fun)) else np.full_like(x, np.inf)
-    if np.all(np.isfinite(sol.x)) and np.max(np.abs(gx) / np.maximum(1, np.abs(sol.x))) < 100 * tol:
-        # J of G = F - x is approximately Q R (MINPACK's fjac, r): a Newton step is -R^-1 Q^T G
-        n = len(x)
-        R = np.zeros((n, n))
-        R[np.triu_indices(n)] = sol.r
-        Q = sol.fjac
-
-        def newton(y, Fy):
-            return -scipy.linalg.solve_triangular(R, Q.T @ (Fy - y))
-        return sol.x, fev, newton
+    try:
+        sol = root(lambda y: Fc(y) - y, x, method="hybr", options={"xtol": tol})
+        if np.all(np.isfinite(sol.x)) and np.all(np.isfinite(sol.fun)) and \
+                np.max(np.abs(sol.fun) / np.maximum(1, np.abs(sol.x))) < 100 * tol:
+            return sol.x, fev
+    except _Domain:
+        pass
+    try:
+        fx = Fc(x)
+    except _Domain:
+        raise ConvergenceError("K-group saddle point: the starting state is outside the domain (S not positive "
+                               "definite)", fev) from None
+    damp, res = 0.5, math.inf
     for _ in range(max_iter):
-        xn = 0.5 * x + 0.5 * Fc(x)
-        if np.max(np.abs(xn - x) / np.maximum(1, np.abs(x))) < tol:
-            return xn, fev, None
-        x = xn
-    raise ConvergenceError("K-group saddle point: no convergence (hybrid Powell and damped iteration)", fev)
+        res = float(np.max(np.abs(fx - x) / np.maximum(1, np.abs(x))))
+        if res < tol:
+            return fx, fev
+        xn = damp * x + (1 - damp) * fx
+        try:
+            fn = Fc(xn)
+        except _Domain:
+            damp = (1 + damp) / 2          # back off towards the last valid state
+            if damp > 0.999:
+                break
+            continue
+        x, fx = xn, fn
+    raise ConvergenceError(f"K-group saddle point: no convergence (hybrid Powell, then damped iteration: residual "
+                           f"{res:.1e} after {fev} evaluations)", fev, res)
+
+
+def _jacobian(F, x):
+    """Forward-difference Jacobian of G = F - id at x (backward where a forward step leaves the domain)."""
+    f0 = F(x)
+    J = np.empty((len(x), len(x)))
+    for i in range(len(x)):
+        h = 1e-7 * max(1.0, abs(x[i]))
+        e = np.zeros_like(x)
+        e[i] = h
+        try:
+            J[:, i] = (F(x + e) - f0) / h
+        except _Domain:
+            J[:, i] = (f0 - F(x - e)) / h
+    return J - np.eye(len(x))
 
 
 @dataclasses.dataclass
@@ -250,7 +275,7 @@ class GroupSolution(VouchedResult):
 
 def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0, r=None, c=None, gamma=None,
                alpha0=None, eta=None, bulks=None, c_formula="corrected", strict_odd=True, tol=1e-10,
-               max_iter=5000, reduce=True, annealed=True, sampler=None, bulk_p=600, bulk_count=3,
+               max_iter=5000, reduce=True, annealed=True, sampler=None, bulk_p=600, bulk_count=4,
                seed=0) -> GroupSolution:
     r"""Test error of the network with initial readout :math:`a^0=u/\sqrt p` (docs/theory/srf-theory.md §8).
 
@@ -263,9 +288,10 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
     either ``bulks`` given, or drawn by ``sampler(d, p, count, seed=…)`` (``onestep_theory.simulate.sample_bulks``;
     this module draws no random numbers) — ``bulk_count`` bulks of width ``bulk_p`` and as many of width
     ``bulk_p // 2``.  The value is the mean over the widest bulks; ``errors`` holds its standard error
-    (``sampling``), the change from the half width (``finite_size``, the prior's O(1/p) bias), the
-    κ-rule change (``discretisation``) and the Newton correction (``solver``); with one bulk or one width
-    the error is not estimable (NaN, 0 digits).  ``annealed`` (default) averages the prior over v and
+    (``sampling``, one standard error), the change from the half width plus the standard error of that
+    change (``finite_size``, the prior's O(1/p) bias), the κ-rule change (``discretisation``) and one
+    Newton correction (``solver``), both with a finite-difference Jacobian; with one bulk or one width the
+    error is not estimable (NaN, 0 digits).  ``annealed`` (default) averages the prior over v and
     :math:`\theta_\perp` given Ω (:func:`group_bulk`).  ``reduce=False`` keeps the groups as given and always
     uses the finite-W prior (a check: at K = 1 and ``annealed=False`` it is the F1 prior of §4.6).
 
@@ -307,19 +333,22 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
         if not 20 <= bp <= MAX_BULK_P or not 2 <= int(bulk_count) <= 64:
             raise InvalidParameterError("bulk_p, bulk_count", (bulk_p, bulk_count),
                                         f"bulk_p in [20, {MAX_BULK_P}] and bulk_count in [2, 64]")
+        if round(bp / 2 / be) < 20:
+            raise InvalidParameterError("bulk_p", bulk_p, f"at least {math.ceil(40 * be)} at beta = {be:g} (the half "
+                                        "width needs d >= 20)")
         bulks = []
         for k, pk in enumerate((bp, bp // 2)):      # the half size measures the finite-p change
-            dk = max(1, round(pk / be))
+            dk = round(pk / be)
             bulks += list(sampler(dk, max(1, round(be * dk)), int(bulk_count), seed=2 * int(seed) + k))
     sizes = {}
     for W0, v, tp in bulks:
         W0 = np.asarray(W0)
-        if W0.ndim != 2 or abs(W0.shape[0] / W0.shape[1] - be) > 1.0 / W0.shape[1] + 1e-12:
-            raise InvalidParameterError("bulks", f"shape {W0.shape}", f"p x d bulks with p/d = beta = {be:g}")
+        if W0.ndim != 2 or W0.shape[1] < 20 or abs(W0.shape[0] / W0.shape[1] - be) > 1.0 / W0.shape[1] + 1e-12:
+            raise InvalidParameterError("bulks", f"shape {W0.shape}", f"p x d bulks, d >= 20, with p/d = beta = {be:g}")
         sizes.setdefault(W0.shape[0], []).append((W0, v, tp))
     if not sizes:
         raise InvalidParameterError("bulks", 0, "at least one sampled bulk")
-    layout = _Layout(red.K)
+    layout = StateLayout(red.K)
     cs = [cj for _, cj in gp]
     o = (al, be, la, nv)
     pis = np.array([float(f) for f in red.fractions])
@@ -339,12 +368,11 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
     # finite p: the change from the next smaller bulk size (an O(1/p) effect), with its own sampling error
     if len(runs) > 1:
         small = runs[sorted(runs)[-2]]["per"]
-        size_err = abs(float(np.mean(small)) - mean)
+        se_small = float(np.std(small, ddof=1) / math.sqrt(len(small))) if len(small) > 1 else math.nan
+        size_err = abs(float(np.mean(small)) - mean) + math.hypot(se, se_small)
     else:
         size_err = math.nan
-    err = sum(e for e in (se, size_err, main["disc"], main["solv"]) if math.isfinite(e))
-    if not (math.isfinite(se) and math.isfinite(size_err)):
-        err = math.nan          # not estimable: one bulk, or one bulk size
+    err = se + size_err + main["disc"] + main["solv"]      # NaN when any part is not estimable
     bulk_p = max(runs)
     return GroupSolution(
         test_error=mean, abs_error=err, digits=digits_of(mean, err) if math.isfinite(err) else 0, method=(
@@ -358,28 +386,28 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
 
 
 def _finite_w(bulks, G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter) -> dict:
-    """Solve on each bulk of one size; the solver and discretisation errors of the values (max over bulks)."""
-    per, disc, solv, fev, res, order, rank, d = [], 0.0, 0.0, 0, 0.0, None, None, None
+    """Solve on each bulk of one size.  Errors of the values (max over bulks): ``solver``, the change under one
+    Newton correction with a finite-difference Jacobian; ``discretisation``, the change to the fixed point of
+    the coarser κ-rule (one Newton step with the same Jacobian, computed on the first bulk of the size)."""
+    per, disc, solv, fev, res, order, rank, d, J = [], 0.0, 0.0, 0, 0.0, None, None, None, None
     for W0, v, tp in bulks:
         bulk = group_bulk(W0, v, tp, cs, red, annealed=annealed)
         d = bulk.d
         run = (lambda y, G, bulk=bulk: group_map(y, G, bulk, *o, layout))
-        x, n1, newton = _solve_one(lambda y: run(y, G1)[0], x0, tol * 1e-2, max_iter)
+        x, n1 = _solve_one(lambda y: run(y, G1)[0], x0, tol * 1e-2, max_iter)
         f1, vals = run(x, G1)
+        if J is None:
+            J = _jacobian(lambda y: run(y, G1)[0], x)
+            n1 += len(x) + 1
         res = max(res, float(np.max(np.abs(f1 - x) / np.maximum(1, np.abs(x)))))
-        if newton is not None:
-            # solver: the change under one more Newton correction; discretisation: the change to the
-            # fixed point of the coarser κ-rule, one Newton step from this one
-            solv = max(solv, abs(run(x + newton(x, f1), G1)[1]["test_error"] - vals["test_error"]))
-            xc = x + newton(x, run(x, G0)[0])
-            n1 += 4
-        else:
-            # damped fallback: the change when iterated to a 100 times tighter tolerance
-            xt, n2, _ = _solve_one(lambda y: run(y, G1)[0], x, tol * 1e-4, max_iter)
-            solv = max(solv, abs(run(xt, G1)[1]["test_error"] - vals["test_error"]))
-            xc, n3, _ = _solve_one(lambda y: run(y, G0)[0], x, tol * 1e-2, max_iter)
-            n1 += n2 + n3 + 2
-        disc = max(disc, abs(run(xc, G0)[1]["test_error"] - vals["test_error"]))
+        try:
+            xs = x - np.linalg.solve(J, f1 - x)
+            xc = x - np.linalg.solve(J, run(x, G0)[0] - x)
+            solv = max(solv, abs(run(xs, G1)[1]["test_error"] - vals["test_error"]))
+            disc = max(disc, abs(run(xc, G0)[1]["test_error"] - vals["test_error"]))
+        except (np.linalg.LinAlgError, _Domain):
+            solv = disc = math.nan            # not estimable: reported, and the total becomes NaN
+        n1 += 4
         per.append(vals["test_error"])
         fev += n1
         x0 = x

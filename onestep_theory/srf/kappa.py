@@ -215,12 +215,12 @@ def group_setup(student, teacher, spikes, cs, gamma, *, level: int = 0, digits: 
 
 @cached(maxsize=32)
 def _group_cached(s, t, spikes, cs, gf, level, digits):
-    hard, soft, hmax = (), [], 1.0
+    hard, soft, hmax = set(), [], 1.0
     for rj, cj in zip(spikes, cs):
         hj, sj, mj = kappa_features(s, t, rj, cj, gf)
-        hard, hmax = hj, min(hmax, mj)
+        hard, hmax = hard | set(hj), min(hmax, mj)
         soft += [f for f in sj if f not in soft]
-    rule = normal_rule(hard, tuple(soft), digits=digits, level=level, hmax=hmax)
+    rule = normal_rule(tuple(sorted(hard, key=float)), tuple(soft), digits=digits, level=level, hmax=hmax)
     k, w = rule.nodes, rule.weights
     rho = math.sqrt(max(0.0, 1 - gf * gf))
     mu0, mu1, mus2 = [], [], []

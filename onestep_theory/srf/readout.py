@@ -28,6 +28,8 @@ __all__ = ["Readout", "readout", "group_params", "group_index", "MAX_GROUPS"]
 
 #: Largest number of groups of a finite-support readout (the K-group saddle point costs O(K^2) per step).
 MAX_GROUPS = 12
+#: Largest |u| of a readout value.
+MAX_VALUE = 100
 _SPEC = "'uniform', 'gaussian', or 'value:fraction,...' (e.g. '1:0.5,2:0.5') with fractions > 0 summing to 1"
 
 
@@ -141,8 +143,9 @@ def readout(spec=None) -> Readout:
     for v, f in pairs:
         ve = to_exact(v, "readout value")
         fe = to_exact(f, "readout fraction")
-        if abs(float(ve)) > 1e3:
-            raise InvalidParameterError("readout value", v, "a real number in [-1000, 1000]")
+        if abs(float(ve)) > MAX_VALUE:
+            raise InvalidParameterError("readout value", v, f"a real number in [-{MAX_VALUE}, {MAX_VALUE}] (the "
+                                        "spike r u sets the resolution of the kappa rule)")
         if not fe > 0:
             raise InvalidParameterError("readout fraction", f, "a real number in (0, 1]")
         vals.append(ve)
