@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 from .common import add_dps, add_exact, add_json, command, emit, exact_arg, int_in
+from ..core.errors import InvalidParameterError
 from ..core.exact import nstr
 
 
@@ -31,11 +32,17 @@ def _run_resolvent(args):
 def _run_gains(args):
     from ..spikes.gains import gains
 
+    if args.symbolic_lambda and args.test_form != "corrected":
+        raise InvalidParameterError("test_form", args.test_form, "'corrected' with --symbolic-lambda")
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         g = gains(args.student, args.teacher, args.phi, args.psi, args.lam, ell=args.ell, alpha=args.alpha,
                   noise_var=args.noise_var, dps=args.dps, test_form=args.test_form, absent_spikes=args.absent_spikes,
                   center=args.center, allow_uncentered=args.allow_uncentered, symbolic=args.symbolic)
+    if args.symbolic_lambda:         # closed forms of the corrected Lambda_k (docs/theory/spike-theory.md §8.5)
+        from ..spikes.lambda_symbolic import lambda_closed_forms
+
+        g.symbolic.update(lambda_closed_forms(g.ell, tuple(g.dropped), centered_teacher=not args.allow_uncentered))
     d = g.to_dict()
     lines = [f"student {g.student}, teacher {g.teacher}, phi={args.phi}, psi={args.psi}, lam={args.lam}, "
              f"noise_var={args.noise_var}, ell={g.ell}"]
@@ -77,6 +84,8 @@ def _setup_gains(p):
     p.add_argument("--center", action="store_true", help="centre student and teacher explicitly")
     p.add_argument("--allow-uncentered", action="store_true", help="keep a teacher offset (unvalidated)")
     p.add_argument("--symbolic", action="store_true", help="also print the closed forms of Delta_1..Delta_l")
+    p.add_argument("--symbolic-lambda", action="store_true",
+                   help="also print the closed forms of the corrected Lambda_1..Lambda_l (combine with --symbolic)")
     add_dps(p)
     add_json(p)
     return _run_gains
