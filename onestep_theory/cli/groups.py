@@ -43,7 +43,8 @@ def run_srf_groups(args):
     for flag, value, default in (("--dps", args.dps, None), ("--spectrum-mode", args.spectrum_mode, "mp"),
                                  ("--no-spike-channel", args.no_spike_channel, False),
                                  ("--no-cross-term", args.no_cross_term, False),
-                                 ("--kappa-nodes", args.kappa_nodes, None), ("--inner-nodes", args.inner_nodes, None)):
+                                 ("--kappa-nodes", args.kappa_nodes, None), ("--inner-nodes", args.inner_nodes, None),
+                                 ("--loss", getattr(args, "loss", None), None)):
         if value != default:
             raise InvalidParameterError(flag, value, "not available with a grouped --readout (the experimental "
                                         "K-group solver is float64, annealed finite-W prior)")

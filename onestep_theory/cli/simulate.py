@@ -118,7 +118,7 @@ def _run_giant(args):
     res = sim_giant_step(args.student, args.teacher, args.d, alpha0=args.alpha0, eta=args.eta, alpha=args.alpha,
                          beta=args.beta, lam=lam, noise_var=args.noise_var, n_test=args.n_test, seed=args.seed,
                          reps=args.reps, force=args.force, progress=Progress("simulate giant-step", args.quiet),
-                         readout=args.readout)
+                         readout=args.readout, loss=args.loss)
     # theory column for comparison only: a non-odd student gets the (unvalidated) mapping with a warning
     th = srf_params(args.student, args.teacher, repr(res.params["alpha0"]), repr(args.eta), repr(args.noise_var),
                     strict_odd=False)
@@ -147,7 +147,7 @@ def _run_srf(args):
     r, c, g = _srf_rcg(args)
     res = sim_srf(args.student, args.teacher, args.d, r=r, c=c, gamma=g, alpha=args.alpha, beta=args.beta,
                   lam=args.lam, noise_var=args.noise_var, n_test=args.n_test, seed=args.seed, reps=args.reps, force=args.force,
-                  progress=Progress("simulate srf", args.quiet), readout=args.readout)
+                  progress=Progress("simulate srf", args.quiet), readout=args.readout, loss=args.loss)
     return _emit(args, res)
 
 
@@ -227,6 +227,8 @@ def _setup(p):
                            help="ridge lambda(s) > 0 (list 'a,b' or 'a:b:k'; one decomposition serves the path)")
         if name != "spectrum":
             q.add_argument("--n-test", type=int_in("--n-test", 1, 10**8), default=20000)
+            q.add_argument("--loss", default=None, help="readout loss (docs/theory/srf-theory.md §4.9): square (default, "
+                           "ridge), logistic (L-BFGS), hinge (dual), or an expression in y, yhat; reports class_error")
         q.add_argument("--readout", type=exact_arg, default=None, metavar="SPEC",
                        help="law of u in a0 = u/sqrt(p) (docs/theory/srf-theory.md §8): 'uniform' (default), "
                             + ("'gaussian', " if name == "giant-step" else "")

@@ -73,6 +73,8 @@ def _kw(args):
 def _solver_kw(args):
     kw = dict(spike_channel=not args.no_spike_channel, spectrum=args.spectrum_mode, cross_term=not args.no_cross_term,
               kappa_nodes=args.kappa_nodes, inner_nodes=args.inner_nodes, tol=args.tol)
+    if getattr(args, "loss", None) is not None:
+        kw["loss"] = args.loss
     return kw
 
 
@@ -110,12 +112,15 @@ def _run_srf(args):
     out = {"r": d["r"], "c": d["c"], "gamma": d["gamma"], "test_error": d["test_error"], "abs_error": d["abs_error"],
            "digits": sol.digits, "order": {**d["order"], **d["hats"]}, "errors": d["errors"], "D": d["D"],
            "iterations": d["iterations"], "newton_steps": d["newton_steps"], "residual": f"{float(sol.residual):.2e}",
-           "status": d["status"], "options": d["options"],
+           "status": d["status"], "options": d["options"], **d["extra"],
            "params": {"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var},
            "provenance": d["provenance"]}
     lines = [f"sRF: student {args.student}, teacher {args.teacher}; r={d['r']}, c={d['c']}, gamma={d['gamma']}; "
              f"alpha={args.alpha}, beta={args.beta}, lam={args.lam}",
              f"test error eps_g = {d['test_error']}   (+/- {d['abs_error']}, {sol.digits} digits)"]
+    if d["extra"]:
+        lines += [f"  {k:<10} = {v}" + (f"   +/- {d['errors'][k]}" if k in d["errors"] else "")
+                  for k, v in d["extra"].items()]
     for k, v in out["order"].items():
         lines.append(f"  {k:<10} = {v:<{(args.dps or 12) + 8}} +/- {d['errors'][k]}")
     lines.append(f"({sol.iterations} fixed-point iterations, {sol.newton_steps} Newton steps; error from the change "
@@ -291,6 +296,9 @@ def _setup_srf(p):
     add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"), ("--lam", "ridge lambda > 0 (sum loss)"))
     _model_args(p)
     add_readout(p, bulks=True)
+    p.add_argument("--loss", default=None, help="readout loss (docs/theory/srf-theory.md §4.9): square (default), "
+                   "logistic, hinge, or an expression in y, yhat (float64, noiseless labels); adds class_error, "
+                   "train_loss")
     return _run_srf
 
 

@@ -27,7 +27,7 @@ from ..core.exact import float_in
 from ..hermite.activation import Activation
 from ..core.results import Result
 
-__all__ = ["Stat", "SimulationResult", "Ridge", "spawn", "sizes_spike", "sizes_srf", "available_memory", "check_memory",
+__all__ = ["Stat", "SimulationResult", "Ridge", "fit_convex", "spawn", "sizes_spike", "sizes_srf", "available_memory", "check_memory",
            "collect", "check_reps", "positive", "nonnegative", "lam_grid", "sphere_rows", "unit_vector", "Fn",
            "test_mse", "report_progress", "MEMORY_SHARE"]
 
@@ -286,21 +286,72 @@ class Ridge:
         return self.yy - q if self.primal else mu * q
 
 
-def test_mse(features, d, coefs, n_test, batch, rng_test, target_fn):
+def test_mse(features, d, coefs, n_test, batch, rng_test, target_fn, classify=False):
     """Mean squared test error of the readout(s) ``coefs`` (a vector, or one column per λ) over ``n_test``
-    fresh N(0, I_d) points, in batches of ``batch`` rows (features built per batch): a float, or an array."""
+    fresh N(0, I_d) points, in batches of ``batch`` rows (features built per batch): a float, or an array.
+    With ``classify`` also the classification error P[sign f != sign y] (same points): a pair."""
     coefs = np.asarray(coefs)
     many = coefs.ndim == 2
     sq = np.zeros(coefs.shape[1]) if many else 0.0
+    wrong = np.zeros(coefs.shape[1]) if many else 0.0
     done = 0
     while done < n_test:
         m = min(batch, n_test - done)
         Xt = rng_test.standard_normal((m, d))
         y = target_fn(Xt)
-        err = (y[:, None] if many else y) - features(Xt) @ coefs
+        f = features(Xt) @ coefs
+        err = (y[:, None] if many else y) - f
         sq = sq + np.sum(err * err, axis=0)
+        if classify:
+            wrong = wrong + np.sum(np.sign(f) != np.sign(y[:, None] if many else y), axis=0)
         done += m
-    return sq / n_test if many else float(sq) / n_test
+    mse = sq / n_test if many else float(sq) / n_test
+    if classify:
+        return mse, (wrong / n_test if many else float(wrong) / n_test)
+    return mse
+
+
+def fit_convex(F, y, lam, loss):
+    r"""Readout :math:`\arg\min_a\sum_\mu\ell(y_\mu,(Fa)_\mu)+\frac\lambda2\|a\|^2` (docs/theory/srf-theory.md §4.9).
+
+    Square loss: the ridge (4) (the same minimiser).  Logistic: L-BFGS (``scipy.optimize.minimize``) on the
+    primal with its exact gradient.  Hinge: the dual :math:`\max_{0\le\alpha\le1}\sum\alpha_\mu-\frac1{2\lambda}
+    \|F^\top(\alpha\circ y)\|^2` by L-BFGS-B, :math:`a=F^\top(\alpha\circ y)/\lambda` (labels ±1).  Returns
+    ``(a, info)`` with the iterations and the optimality measure (gradient norm, or duality gap);
+    :class:`~onestep_theory.core.errors.ConvergenceError` if the solver does not converge."""
+    from scipy.optimize import minimize
+
+    from ..core.errors import ConvergenceError
+
+    name = loss.name
+    if name == "square":
+        return Ridge(F, y).coef(lam), {"method": "ridge", "iterations": 0, "optimality": 0.0}
+    n, p = F.shape
+    if name == "hinge":
+        if not np.all(np.abs(np.abs(y) - 1) < 1e-12):
+            raise InvalidParameterError("teacher", "labels", "labels +-1 for the hinge loss (e.g. teacher sign)")
+
+        def dual(al):
+            v = F.T @ (al * y)
+            return 0.5 * (v @ v) / lam - al.sum(), y * (F @ v) / lam - 1
+        r = minimize(dual, np.full(n, 0.5), jac=True, method="L-BFGS-B", bounds=[(0, 1)] * n,
+                     options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-10})
+        a = F.T @ (r.x * y) / lam
+        primal = float(np.sum(np.maximum(0, 1 - y * (F @ a))) + 0.5 * lam * (a @ a))
+        gap = primal + float(r.fun)
+        if not gap <= 1e-6 * max(1.0, abs(primal)):
+            raise ConvergenceError(f"hinge readout: duality gap {gap:.1e} after {r.nit} iterations", r.nit, gap)
+        return a, {"method": "dual L-BFGS-B", "iterations": int(r.nit), "optimality": gap}
+
+    def obj(a):
+        f = F @ a
+        return float(np.sum(loss.value(y, f))) + 0.5 * lam * (a @ a), F.T @ loss.d1(y, f) + lam * a
+    r = minimize(obj, np.zeros(p), jac=True, method="L-BFGS-B",
+                 options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-9, "maxcor": 30})
+    g = float(np.max(np.abs(obj(r.x)[1])))
+    if not g <= 1e-6 * max(1.0, lam * float(np.max(np.abs(r.x)))):
+        raise ConvergenceError(f"{name} readout: gradient {g:.1e} after {r.nit} L-BFGS iterations", r.nit, g)
+    return r.x, {"method": "L-BFGS", "iterations": int(r.nit), "optimality": g}
 
 
 def report_progress(progress, i, total):

@@ -23,9 +23,10 @@ import numpy as np
 from ..core.errors import InvalidParameterError
 from ..core.results import provenance
 from ..srf.priors import empirical_from_weights
+from ..srf.losses import loss as loss_of
 from ..srf.readout import group_index, group_params
 from ..srf.readout import readout as parse_readout
-from .base import (Fn, Ridge, SimulationResult, check_memory, check_reps, collect, lam_grid, nonnegative, positive,
+from .base import (Fn, Ridge, fit_convex, SimulationResult, check_memory, check_reps, collect, lam_grid, nonnegative, positive,
                    report_progress, sizes_srf, spawn, sphere_rows, test_mse, unit_vector)
 
 __all__ = ["sim_giant_step", "sim_srf", "sim_spectrum", "empirical_spectrum", "srf_weights", "ridge_sum",
@@ -60,7 +61,7 @@ def ridge_sum(Phi, y, p, n_lam=1):
 
 
 def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, noise_var=0.0, n_test=20000,
-                   seed=0, reps=1, batch=4000, progress=None, force=False, readout=None) -> SimulationResult:
+                   seed=0, reps=1, batch=4000, progress=None, force=False, readout=None, loss=None) -> SimulationResult:
     r"""Full network protocol of docs/theory/srf-theory.md §10.2 (one giant step, ridge on fresh data).
 
     :math:`W^0` with unit rows, :math:`a^0=u/\sqrt p`, step on :math:`n_0=\alpha_0d`
@@ -78,8 +79,13 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
     :math:`|v|r`, :math:`1+v^2(c-1)`, :math:`\mathrm{sign}(v)\gamma`; or Gaussian, :math:`u\sim\mathcal N(0,I_p)`
     drawn from the weights stream after :math:`W^0,\theta` (keys ``u_mean``, ``u_std``).  The overall keys
     ``r``, ``c``, ``gamma`` always use the mean row over all neurons.
+
+    ``loss`` (docs/theory/srf-theory.md §4.9): the readout minimises :math:`\sum\ell(y,f)+\frac\lambda2\|a\|^2`
+    instead (:func:`~onestep_theory.simulate.base.fit_convex`; one λ); the result then also has
+    ``class_error`` (:math:`\mathbb P[\mathrm{sign}f\ne\mathrm{sign}y]` on the test points).
     """
     rd = _readout(readout)
+    ls = _loss(loss, lam)
     d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force)
     labels, blocks = _groups(rd, p) if rd.kind == "finite" else ([], [])
     u_groups = np.repeat(np.array(rd.floats()[0]), [b.stop - b.start for b in blocks]) if blocks else None
@@ -118,9 +124,18 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
         y = t.f(X @ theta) + math.sqrt(noise_var) * rtr.standard_normal(n)
         Phi = s.f(X @ W1.T)
         del X
+        feats = (lambda Xt: s.f(Xt @ W1.T) / math.sqrt(p))
+        if ls is not None:
+            a, info = fit_convex(Phi / math.sqrt(p), y, float(lams[0]), ls)
+            del Phi
+            row["test_error"], row["class_error"] = test_mse(feats, d, a, n_test, batch, rte,
+                                                             lambda Xt: t.f(Xt @ theta), classify=True)
+            row["readout_iterations"] = info["iterations"]
+            rows.append(row)
+            report_progress(progress, k + 1, reps)
+            continue
         rg = ridge_sum(Phi, y, p, lams.size)
         del Phi
-        feats = (lambda Xt: s.f(Xt @ W1.T) / math.sqrt(p))
         if lams.size == 1:
             row["test_error"] = test_mse(feats, d, rg.coef(lams[0]), n_test, batch, rte, lambda Xt: t.f(Xt @ theta))
         else:
@@ -134,12 +149,25 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
         protocol="giant-step",
         params=dict(student=s.act.name, teacher=t.act.name, d=d, n=n, p=p, n0=n0, alpha=n / d, beta=p / d,
                     alpha0=n0 / d, eta=eta, lam=lams.tolist(), noise_var=noise_var, n_test=n_test,
-                    readout=rd.to_dict(), **({"group_sizes": rd.counts(p)} if blocks else {})),
+                    readout=rd.to_dict(), loss=ls.name if ls is not None else "square",
+                    **({"group_sizes": rd.counts(p)} if blocks else {})),
         stats=collect(rows), seed=seed if not isinstance(seed, np.random.Generator) else "generator",
         reps=reps, seconds=time.perf_counter() - t0, extra={},
         provenance=provenance(method="exact one-step gradient; ridge by Cholesky/eigh",
                               references=["docs/theory/srf-theory.md §10.2", "docs/theory/srf-theory.md §1"]
                               + (["docs/theory/srf-theory.md §8"] if rd.kind != "uniform" else [])))
+
+
+def _loss(spec, lam):
+    """The readout loss of a protocol: None for the square loss (ridge, any number of λ), else a Loss (one λ)."""
+    if spec is None:
+        return None
+    ls = loss_of(spec)
+    if ls.name == "square":
+        return None
+    if lam_grid(lam).size != 1:
+        raise InvalidParameterError("lam", lam, f"one ridge lambda > 0 with the {ls.name} loss")
+    return ls
 
 
 def _bulk(rw, d, p):
@@ -208,8 +236,9 @@ def _group_params_dict(rd, p, r, c) -> dict:
 
 def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var=0.0, n_test=20000,
             features="network", mu_fns=None, seed=0, reps=1, batch=4000, progress=None, force=False,
-            readout=None) -> SimulationResult:
-    r"""Direct spiked-random-features ridge simulation (docs/theory/srf-theory.md §10.1).
+            readout=None, loss=None) -> SimulationResult:
+    r"""Direct spiked-random-features ridge simulation (docs/theory/srf-theory.md §10.1); with ``loss`` the readout of
+    docs/theory/srf-theory.md §4.9 (as in :func:`sim_giant_step`, with ``class_error``).
 
     Features :math:`\sigma(XW^\top)` with :math:`W=\sqrt cW_0+r\mathbf 1v^\top`, labels
     :math:`\sigma_\star(X\theta)+\sqrt\Delta\varepsilon`, ridge (4), test error (5), and the measured
@@ -228,6 +257,7 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     aggregate keys are their sums (``q1`` with the grouped bulk).  Only ``features="network"`` has groups.
     """
     rd = _readout(readout)
+    ls = _loss(loss, lam)
     d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
     lams = lam_grid(lam)
     if lams.size != 1:
@@ -266,11 +296,15 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
         y = t.f(X @ theta) + math.sqrt(noise_var) * rtr.standard_normal(n)
         Phi = feat(X, rtr)
         del X
-        rg = ridge_sum(Phi, y, p)
-        del Phi
-        ahat = rg.coef(lam)
         feats = (lambda Xt, feat=feat: feat(Xt, rte) / math.sqrt(p))
-        row = {"test_error": test_mse(feats, d, ahat, n_test, batch, rte, lambda Xt: t.f(Xt @ theta))}
+        if ls is None:
+            ahat = ridge_sum(Phi, y, p).coef(lam)
+            row = {"test_error": test_mse(feats, d, ahat, n_test, batch, rte, lambda Xt: t.f(Xt @ theta))}
+        else:
+            ahat, info = fit_convex(Phi / math.sqrt(p), y, lam, ls)
+            te, ce = test_mse(feats, d, ahat, n_test, batch, rte, lambda Xt: t.f(Xt @ theta), classify=True)
+            row = {"test_error": te, "class_error": ce, "readout_iterations": info["iterations"]}
+        del Phi
         sp_ = math.sqrt(p)
         Wv = Wt @ v
         Wtp = Wt @ tp

@@ -17,10 +17,11 @@ import math
 import mpmath
 import numpy as np
 
+from .channel import general_hats, inner_rule
 from .kappa import SRFSetup
 from .priors import mp_integrals, mp_integrals_quad
 
-__all__ = ["ORDER", "HATS", "MapOptions", "DomainError", "fp_map", "is_valid", "all_values"]
+__all__ = ["ORDER", "HATS", "MapOptions", "DomainError", "fp_map", "is_valid", "all_values", "general_extras"]
 
 ORDER = ("m", "theta", "psi", "q1", "q2", "V1", "V2")
 HATS = ("hat_V1", "hat_V2", "hat_q1", "hat_q2", "hat_theta", "hat_psi")
@@ -39,6 +40,9 @@ class MapOptions:
     empirical: tuple | None = None
     cross_term: bool = True
     mp_method: str = "closed"
+    loss: object = None              # a losses.Loss for the general channel of §4.9; None: square, closed form
+    teacher_fn: object = None        # float64 teacher (the general channel needs y pointwise)
+    teacher_kinks: tuple = ()
 
 
 class DomainError(Exception):
@@ -68,6 +72,10 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
         m_new = 0 * hV1
     else:
         m_new = E(mu0 * (S.h - mu1 * k * th) * inv) / E(mu0 * mu0 * inv)
+    if o.loss is not None:       # the general convex loss (§4.9) replaces the square-loss channel (18), (20)
+        hV1, hV2, hq1, hq2, hth, hps, m_new = general_hats(
+            o.loss, _inner(S, o), o.teacher_fn, k, S.w, mu0, mu1, ms2, m, th, ps, V, q, o.alpha, o.beta,
+            o.spike_channel)
     sb = sqrt(o.beta)
     if o.spectrum == "mp":
         if S.mp or o.mp_method == "closed":
@@ -98,6 +106,25 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
     return new, (hV1, hV2, hq1, hq2, hth, hps), Dsm, eps
 
 
+def _inner(S: SRFSetup, o: MapOptions):
+    """The (z, ξ) rule of the general channel for this κ-rule, built once per setup."""
+    key = (S.level, len(S.kappa), o.teacher_kinks)
+    cache = S.__dict__.setdefault("inner_rules", {})
+    if key not in cache:
+        cache[key] = inner_rule(S.kappa, S.gamma, o.teacher_kinks, S.level)
+    return cache[key]
+
+
+def general_extras(x, S: SRFSetup, o: MapOptions) -> dict:
+    """Training loss and classification error (§4.9) at the state x (general loss only)."""
+    m, th, ps, q1, q2, V1, V2 = x
+    mu1sq = S.mu1 * S.mu1
+    V = mu1sq * V1 + S.mus2 * V2
+    q = mu1sq * q1 + S.mus2 * q2
+    return general_hats(o.loss, _inner(S, o), o.teacher_fn, S.kappa, S.w, S.mu0, S.mu1, S.mus2, m, th, ps, V, q,
+                        o.alpha, o.beta, o.spike_channel, extras=True)[1]
+
+
 def is_valid(x) -> bool:
     """Finite, non-negative variances and overlaps, and the Cauchy–Schwarz bound q1 >= psi^2."""
     m, th, ps, q1, q2, V1, V2 = x
@@ -115,4 +142,6 @@ def all_values(x, S, o) -> dict:
     out.update(zip(HATS, hats))
     out["D"] = Dsm
     out["test_error"] = eps
+    if o.loss is not None:
+        out.update(general_extras(x, S, o))
     return out

@@ -42,6 +42,7 @@ class SRFSolution(Result):
     options: dict
     dps: int | None
     provenance: dict
+    extra: dict = dataclasses.field(default_factory=dict)     # general loss (docs/theory/srf-theory.md §4.9)
 
     def _dps(self):
         return self.dps or 17
@@ -62,6 +63,7 @@ class SRFSolution(Result):
         d["order"] = {k: self.vouched(k) for k in self.order}
         d["hats"] = {k: self.vouched(k) for k in self.hats}
         d["D"] = self.vouched("D")
+        d["extra"] = {k: (vouched(v, self.errors[k]) if k in self.errors else v) for k, v in self.extra.items()}
         d["abs_error"] = f"{float(self.abs_error):.2e}"
         d["errors"] = {k: f"{float(e):.2e}" for k, e in self.errors.items()}
         return d

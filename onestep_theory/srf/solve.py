@@ -23,7 +23,10 @@ from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import check_dps, float_in, to_exact, to_mpf
 from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import digits_of, provenance
+from ..hermite.activation import Activation
+from ..hermite.expressions import breakpoints
 from .kappa import SRFSetup, srf_setup
+from .losses import loss as loss_of
 from .mapping import resolve_rcg
 from .saddle import HATS, ORDER, MapOptions, all_values
 from .solution import SRFSolution, combine_errors
@@ -62,6 +65,11 @@ class SRFOptions:
     ``"off"``); ``convergence`` (``"all"``: hybrid Powell to the fixed point, or ``"notebook"``: the
     notebook's damped iteration stopped on :math:`q_1,m,q_2,\vartheta,\psi` at 1e-4, whose distance from the
     fixed point is then part of ``abs_error``); ``fallback``: try the other solver when the first fails.
+
+    ``loss`` (docs/theory/srf-theory.md §4.9): ``None``/``"square"`` (the closed-form square loss), ``"logistic"``,
+    ``"hinge"``, an expression in ``y, yhat`` or a :class:`~onestep_theory.srf.losses.Loss` (a Loss object always
+    runs the general channel, float64, noiseless labels).  The solution's ``extra`` then holds the
+    training loss and, for ±1 teachers, the classification error.
     """
 
     c_formula: str = "corrected"
@@ -78,6 +86,7 @@ class SRFOptions:
     continuation: str = "auto"
     convergence: str = "all"
     fallback: bool = True
+    loss: object = None
 
     _CHOICES = {"c_formula": ("corrected", "v1"), "spectrum": ("mp", "empirical"), "mp_method": ("closed", "quad"),
                 "continuation": ("auto", "off"), "convergence": ("all", "notebook")}
@@ -99,6 +108,11 @@ class SRFOptions:
                 raise InvalidParameterError(k, getattr(opt, k), " or ".join(repr(a) for a in allowed))
         if opt.spectrum == "empirical" and opt.empirical is None:
             raise InvalidParameterError("empirical", None, "(D, F, H, G) arrays for spectrum='empirical'")
+        if opt.loss is not None:
+            lo = loss_of(opt.loss)
+            # the string "square" is the closed form (§4.3-4.4, the exact reduction of §4.9); a Loss object
+            # always runs the general channel (for square: the numerical cross-check of that reduction)
+            opt = dataclasses.replace(opt, loss=None if opt.loss == "square" else lo)
         if not 0 <= float(opt.damping) < 1:
             raise InvalidParameterError("damping", opt.damping, "a real number in [0, 1)")
         for k in ("kappa_nodes", "inner_nodes"):
@@ -161,6 +175,17 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     o = MapOptions(al, be, la, nv, opt.spike_channel, opt.spectrum,
                    tuple(np.asarray(a, dtype=float) for a in opt.empirical) if opt.empirical is not None else None,
                    opt.cross_term, opt.mp_method)
+    if opt.loss is not None:
+        if dps is not None:
+            raise InvalidParameterError("dps", dps, f"None with the {opt.loss.name} loss (the general channel is float64)")
+        if nv != 0:
+            raise InvalidParameterError("noise_var", noise_var, f"0 with the {opt.loss.name} loss (labels are the "
+                                        "teacher's values)")
+        if opt.kappa_nodes or opt.inner_nodes or opt.convergence == "notebook":
+            raise InvalidParameterError("loss", opt.loss.name, "the default numerics (no notebook options)")
+        t = Activation.from_any(teacher, "teacher")
+        o.loss, o.teacher_fn = opt.loss, t.numpy()
+        o.teacher_kinks = tuple(float(b) for b in breakpoints(t.expr))
     x = tuple(float(v) for v in init) if init is not None else (0.0, 0.0, 0.0, 0.1, 0.1, 1.0, 1.0)
     conv_keys = ("q1", "m", "q2", "theta", "psi") if opt.convergence == "notebook" else None
     ctol = 1e-4 if opt.convergence == "notebook" else 1e-12
@@ -269,7 +294,9 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         options=dict(c_formula=opt.c_formula, spike_channel=opt.spike_channel, spectrum=opt.spectrum,
                      cross_term=opt.cross_term, kappa_nodes=S.nodes[0], inner=S.nodes[1], level=lev,
                      convergence=opt.convergence, damping=opt.damping),
-        dps=dps, provenance=provenance(dps=dps, method=method, references=[
+        dps=dps, extra=({k: vals[k] for k in ("class_error", "train_loss")} | {"loss": opt.loss.name}
+                        if opt.loss is not None else {}),
+        provenance=provenance(dps=dps, method=method, references=[
             "[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "docs/theory/srf-theory.md §4", "docs/theory/numerics.md §5"]))
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.optimize import root
 
 from ..core.errors import ConvergenceError
-from .saddle import HATS, ORDER, DomainError, fp_map, is_valid
+from .saddle import HATS, ORDER, DomainError, fp_map, general_extras, is_valid
 
 __all__ = ["iterate", "jacobian", "solve_float", "polish", "mp_solver_error"]
 
@@ -185,6 +185,8 @@ def polish(x, S, o, Jinv, *, tol, max_steps):
             vals = dict(zip(ORDER, fx))
             vals.update(zip(HATS, hats))
             vals["D"], vals["test_error"] = Dsm, eps
+            if o.loss is not None:
+                vals.update(general_extras(x, S, o))
             return x, step, [abs(d) for d in dx], vals
         prev = size
         x = [a + d for a, d in zip(x, dx)]

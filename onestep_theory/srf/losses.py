@@ -1,0 +1,181 @@
+r"""Convex losses of the readout and their proximal operators (docs/theory/srf-theory.md §4.9).
+
+For a loss :math:`\ell(y,\hat y)` the Moreau envelope and output function of (97), (118)–(121) of [CPDKLZL24]
+are
+:math:`\mathcal M_V(y,\omega)=\min_x[(x-\omega)^2/(2V)+\ell(y,x)]`,
+:math:`f_{\rm out}=(\mathrm{prox}_{V\ell(y,\cdot)}(\omega)-\omega)/V`, and
+:math:`\partial_\omega f_{\rm out}=(\partial_\omega\mathrm{prox}-1)/V` with
+:math:`\partial_\omega\mathrm{prox}=1/(1+V\ell''(y,\mathrm{prox}))` for a smooth loss.
+
+Built in: ``square`` :math:`\tfrac12(y-\hat y)^2` (prox :math:`(\omega+Vy)/(1+V)`, (121)), ``logistic``
+:math:`\log(1+e^{-y\hat y})` (prox by safeguarded Newton, vectorised) and ``hinge`` :math:`\max(0,1-y\hat y)`
+(prox in closed form, piecewise).  A user loss is a :class:`Loss` built from callables
+(:meth:`Loss.from_callables`) or from a SymPy expression in ``y, yhat`` (:meth:`Loss.from_expression`: the
+derivatives are taken symbolically, the prox is found by Newton's method).
+
+References
+----------
+[CPDKLZL24] arXiv:2402.04980, App. (97), (118)–(121); docs/theory/srf-theory.md §4.9.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import sympy as sp
+
+from ..core.errors import ConvergenceError, InvalidParameterError
+from ..core.syntax import parse_text
+
+__all__ = ["Loss", "loss", "LOSSES"]
+
+_NEWTON_STEPS = 200
+
+
+def _sigmoid(t):
+    return 0.5 * (1 + np.tanh(0.5 * t))
+
+
+@dataclasses.dataclass(frozen=True)
+class Loss:
+    """A convex loss with vectorised ``value(y, x)``, ``d1``/``d2`` (derivatives in x) and ``prox(y, w, V)``
+    returning ``(prox, dprox/dw)``; ``kinks`` marks a non-smooth loss (its averages are then taken in closed form
+    or on split rules, never by Gauss–Hermite across a kink)."""
+
+    name: str
+    value: object
+    d1: object = None
+    d2: object = None
+    prox_fn: object = None
+    classification: bool = False
+    smooth: bool = True
+
+    def prox(self, y, w, V):
+        """:math:`(\\mathrm{prox}_{V\\ell(y,\\cdot)}(\\omega),\\ \\partial_\\omega\\mathrm{prox})`, broadcast over arrays."""
+        if self.prox_fn is not None:
+            return self.prox_fn(y, w, V)
+        return _newton_prox(self, y, w, V)
+
+    def fout(self, y, w, V):
+        """``(f_out, d f_out / d omega)`` of docs/theory/srf-theory.md §4.9."""
+        p, dp = self.prox(y, w, V)
+        return (p - w) / V, (dp - 1) / V
+
+    @classmethod
+    def from_callables(cls, name, value, d1, d2, classification=False) -> "Loss":
+        """A smooth convex loss from vectorised callables ``value(y, x)``, ``d1(y, x)``, ``d2(y, x) >= 0``."""
+        for f, n in ((value, "value"), (d1, "d1"), (d2, "d2")):
+            if not callable(f):
+                raise InvalidParameterError(f"loss {n}", f, "a vectorised callable of (y, yhat)")
+        return cls(str(name), value, d1, d2, None, bool(classification), True)
+
+    @classmethod
+    def from_expression(cls, expr, classification=False) -> "Loss":
+        """A smooth convex loss from a SymPy expression (or string) in ``y, yhat``; derivatives symbolic."""
+        y, yh = sp.symbols("y yhat", real=True)
+        e = parse_text(expr, "loss", {"y": y, "yhat": yh}) if isinstance(expr, str) else expr
+        if not isinstance(e, sp.Expr) or not e.free_symbols <= {y, yh} or sp.count_ops(e) > 200:
+            raise InvalidParameterError("loss", expr, "an expression in y and yhat (at most 200 operations)")
+        f = sp.lambdify((y, yh), e, "numpy")
+        f1 = sp.lambdify((y, yh), sp.diff(e, yh), "numpy")
+        f2 = sp.lambdify((y, yh), sp.diff(e, yh, 2), "numpy")
+        return cls(str(e), f, f1, f2, None, bool(classification), True)
+
+
+_WARM: dict = {}     # last root per (loss, shape): a start inside the bracket (the root is unique; only speed changes)
+
+
+def _bracketed_newton(fn, x, lo, hi, name):
+    """Root of an increasing g (``fn(x) -> (g, g')``) inside [lo, hi]: Newton steps kept inside the shrinking
+    bracket, bisection when a step leaves it; vectorised.  Starts from the previous root of the same shape
+    (successive saddle-point iterates are close), clipped into the bracket."""
+    shape = np.shape(x)
+    x, lo, hi = (np.array(v, dtype=float, ndmin=1) for v in (x, lo, hi))
+    prev = _WARM.get((name, x.shape))
+    if prev is not None:
+        x = np.clip(prev, lo, hi)
+    gprev = np.full_like(x, np.inf)
+    for it in range(_NEWTON_STEPS):
+        g, gp = fn(x)
+        step = g / gp
+        if np.max(np.abs(step) / np.maximum(1, np.abs(x)), initial=0) < 1e-14:
+            x = x - step
+            if x.size > 1000:
+                _WARM.clear()
+                _WARM[(name, x.shape)] = x.copy()
+            return x.reshape(shape)
+        np.copyto(lo, x, where=g < 0)
+        np.copyto(hi, x, where=g > 0)
+        xn = x - step
+        # bisect where a step leaves the bracket or where the last step did not halve |g| (Newton bouncing
+        # between the ends of the bracket: the safeguard of rtsafe)
+        ag = np.abs(g)
+        np.copyto(xn, 0.5 * (lo + hi), where=(xn <= lo) | (xn >= hi) | (ag > 0.5 * gprev))
+        gprev, x = ag, xn
+    raise ConvergenceError(f"prox of the {name} loss: Newton did not converge", _NEWTON_STEPS)
+
+
+def _newton_prox(L: Loss, y, w, V):
+    r"""Solve :math:`x-\omega+V\ell'(y,x)=0` (increasing in x with slope >= 1, so the root lies between ω and
+    :math:`\omega-V\ell'(y,\omega)`); returns (x, 1/(1+Vℓ''))."""
+    y, w, V = (np.array(a, dtype=float) for a in np.broadcast_arrays(y, w, V))
+    e = w - V * L.d1(y, w)
+    x = _bracketed_newton(lambda t: (t - w + V * L.d1(y, t), 1 + V * L.d2(y, t)), 0.5 * (w + e),
+                          np.minimum(w, e), np.maximum(w, e), L.name)
+    return x, 1 / (1 + V * L.d2(y, x))
+
+
+def _logistic_prox(y, w, V):
+    """log(1 + e^{-yx}): g(x) = x - w - V y sigmoid(-y x), root between w and w + V y (one sigmoid per step)."""
+    y, w, V = (np.array(a, dtype=float) for a in np.broadcast_arrays(y, w, V))
+    Vy = V * y
+
+    def fn(t):
+        sm = _sigmoid(-y * t)
+        return t - w - Vy * sm, 1 + Vy * y * sm * (1 - sm)
+    x = _bracketed_newton(fn, w + 0.5 * Vy, np.minimum(w, w + Vy), np.maximum(w, w + Vy), "logistic")
+    sm = _sigmoid(-y * x)
+    return x, 1 / (1 + Vy * y * sm * (1 - sm))
+
+
+def _square_prox(y, w, V):
+    return (w + V * y) / (1 + V), np.broadcast_to(1 / (1 + V), np.broadcast(y, w, V).shape)
+
+
+def _hinge_prox(y, w, V):
+    """max(0, 1 - y x): x = w if y w >= 1; w + V y if y w <= 1 - V y^2; 1/y otherwise (y != 0)."""
+    y, w, V = np.broadcast_arrays(np.asarray(y, float), np.asarray(w, float), np.asarray(V, float))
+    yw = y * w
+    flat = yw >= 1
+    lin = yw <= 1 - V * y * y
+    with np.errstate(divide="ignore"):
+        mid = np.where(y != 0, 1 / np.where(y != 0, y, 1), w)
+    x = np.where(flat, w, np.where(lin, w + V * y, mid))
+    dx = np.where(flat | lin, 1.0, 0.0)
+    return x, dx
+
+
+LOSSES = {
+    "square": Loss("square", lambda y, x: 0.5 * (y - x) ** 2, lambda y, x: x - y,
+                   lambda y, x: np.ones_like(np.asarray(x, float)), _square_prox, False, True),
+    "logistic": Loss("logistic", lambda y, x: np.logaddexp(0, -y * x), lambda y, x: -y * _sigmoid(-y * x),
+                     lambda y, x: y * y * _sigmoid(y * x) * _sigmoid(-y * x), _logistic_prox, True, True),
+    "hinge": Loss("hinge", lambda y, x: np.maximum(0, 1 - y * x), None, None, _hinge_prox, True, False),
+}
+
+
+def loss(spec) -> Loss:
+    """A :class:`Loss` from a name (``square``, ``logistic``, ``hinge``), an expression in ``y, yhat``, or a Loss.
+
+    >>> x, dx = loss("logistic").prox(1.0, 0.0, 1.0)      # x - 0 - 1 * sigmoid(-x) = 0
+    >>> round(float(x), 12)
+    0.401058278017
+    """
+    if isinstance(spec, Loss):
+        return spec
+    if isinstance(spec, str) and spec.strip().lower() in LOSSES:
+        return LOSSES[spec.strip().lower()]
+    if isinstance(spec, (str, sp.Expr)):
+        return Loss.from_expression(spec)
+    raise InvalidParameterError("loss", spec, f"one of {', '.join(LOSSES)}, an expression in y, yhat, or a Loss")

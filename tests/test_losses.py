@@ -1,0 +1,114 @@
+"""General convex losses (docs/theory/srf-theory.md §4.9): proximal operators against brute-force minimisation, the
+square loss through the general channel against the closed form, and theory against simulation."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+from onestep_theory import InvalidParameterError
+from onestep_theory.simulate import sim_giant_step, sim_srf
+from onestep_theory.simulate.base import fit_convex
+from onestep_theory.srf import srf_params, srf_solve
+from onestep_theory.srf.losses import LOSSES, Loss, loss
+
+POINTS = [(1.0, 0.3, 0.7), (-1.0, 2.0, 3.0), (1.0, -1.5, 0.2), (1.0, 0.95, 0.5), (-1.0, -0.2, 8.0), (1.0, 7.0, 0.01)]
+NAMES = ["square", "logistic", "hinge", "log(1 + exp(-y*yhat)) + (y - yhat)**2/10"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_prox_is_the_minimiser(name):
+    L = loss(name)
+    for y, w, V in POINTS:
+        x, dx = L.prox(y, w, V)
+        obj = (lambda t: (t - w) ** 2 / (2 * V) + float(L.value(y, t)))
+        ref = minimize_scalar(obj, bounds=(w - 60, w + 60), method="bounded", options={"xatol": 1e-12}).x
+        assert abs(float(x) - ref) < 1e-7 * (1 + abs(ref))            # bounded Brent's own tolerance
+        assert obj(float(x)) <= obj(ref) + 1e-13                      # and never worse than it
+        h = 1e-6
+        if L.smooth or abs(y * w - 1) > 10 * h and abs(y * w - (1 - V * y * y)) > 10 * h:
+            fd = (float(L.prox(y, w + h, V)[0]) - float(L.prox(y, w - h, V)[0])) / (2 * h)
+            assert abs(float(dx) - fd) < 1e-6
+
+
+def test_prox_vectorised_and_extreme():
+    rng = np.random.default_rng(0)
+    y = np.sign(rng.standard_normal(20000))
+    w, V = rng.standard_normal(20000) * 30, np.abs(rng.standard_normal(20000)) * 50 + 1e-3
+    for name in ("logistic", "log(1 + exp(-y*yhat))"):
+        x, dx = loss(name).prox(y, w, V)
+        g = x - w - V * y / (1 + np.exp(y * x))                       # the optimality condition of the logistic prox
+        assert np.max(np.abs(g) / (1 + np.abs(x))) < 1e-12 and np.all((dx > 0) & (dx <= 1))
+
+
+def test_loss_specs():
+    assert loss("Logistic") is LOSSES["logistic"]
+    L = Loss.from_callables("quartic", lambda y, x: (y - x) ** 4 / 4 + (y - x) ** 2 / 2,
+                            lambda y, x: -(y - x) ** 3 - (y - x), lambda y, x: 3 * (y - x) ** 2 + 1)
+    x, _ = L.prox(1.0, 0.0, 1.0)
+    u = [r.real for r in np.roots([1, 0, 2, -1]) if abs(r.imag) < 1e-12][0]   # x = 1 - u with u^3 + 2u - 1 = 0
+    assert abs(float(x) - (1 - u)) < 1e-12
+    for bad in ("__import__('os').system('true')", "y + z", 3):
+        with pytest.raises(InvalidParameterError):
+            loss(bad)
+    with pytest.raises(InvalidParameterError):
+        Loss.from_callables("bad", 1, 2, 3)
+
+
+def test_square_through_the_general_channel():
+    """§4.9 with the square prox, averaged numerically over (z, xi), equals the closed form (18)-(20)."""
+    ref = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
+    gen = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10", loss=LOSSES["square"])
+    assert abs(float(gen.test_error) - float(ref.test_error)) <= gen.abs_error + ref.abs_error
+    for k in ("m", "theta", "psi", "q1", "q2", "V1", "V2"):
+        assert abs(float(gen.order[k]) - float(ref.order[k])) <= gen.errors[k] + ref.errors[k]
+    assert srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10", loss="square").test_error == \
+        ref.test_error                                                # the string: the closed form itself
+
+
+def test_general_loss_refusals():
+    kw = dict(alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
+    with pytest.raises(InvalidParameterError, match="dps"):
+        srf_solve("tanh", "sign", loss="hinge", dps=20, **kw)
+    with pytest.raises(InvalidParameterError, match="noise_var"):
+        srf_solve("tanh", "sign", loss="hinge", noise_var="0.1", **kw)
+    with pytest.raises(InvalidParameterError, match="lam"):
+        sim_srf("tanh", "sign", 50, r=1, c=1, gamma=1, alpha=1, beta=1, lam=[0.1, 0.2], loss="hinge")
+
+
+def test_fit_convex_optimality():
+    rng = np.random.default_rng(1)
+    F = rng.standard_normal((300, 80)) / math.sqrt(80)
+    y = np.sign(rng.standard_normal(300))
+    a, info = fit_convex(F, y, 0.5, LOSSES["logistic"])
+    grad = F.T @ (-y / (1 + np.exp(y * (F @ a)))) + 0.5 * a
+    assert np.max(np.abs(grad)) < 1e-6 and info["method"] == "L-BFGS"
+    a, info = fit_convex(F, y, 0.5, LOSSES["hinge"])
+    # KKT of the hinge primal: a = F^T (alpha y)/lam with alpha in [0,1], alpha = 1 where y f < 1, 0 where y f > 1
+    assert info["optimality"] < 1e-6 * max(1.0, float(np.sum(np.maximum(0, 1 - y * (F @ a))))) + 1e-9
+
+
+def test_hinge_theory_against_srf_simulation():
+    P = srf_params("tanh", "sign", 20, 3)
+    th = srf_solve("tanh", "sign", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10", loss="hinge")
+    sim = sim_srf("tanh", "sign", 400, r=float(P.r), c=float(P.c), gamma=float(P.gamma), alpha=2, beta=1, lam=0.1,
+                  loss="hinge", reps=3, seed=4, n_test=10000)
+    for key, val in (("test_error", th.test_error), ("class_error", th.extra["class_error"])):
+        st = sim.stats[key]
+        assert abs(st.mean - float(val)) <= 4 * st.se + th.errors[key]
+
+
+@pytest.mark.slow
+def test_logistic_theory_against_network_and_srf():
+    """Issue 13's acceptance setting: tanh/sign, alpha0 = 20, eta = 3, alpha = 2, beta = 1, lambda = 0.1, d = 600."""
+    P = srf_params("tanh", "sign", 20, 3)
+    th = srf_solve("tanh", "sign", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10", loss="logistic")
+    direct = sim_srf("tanh", "sign", 600, r=float(P.r), c=float(P.c), gamma=float(P.gamma), alpha=2, beta=1, lam=0.1,
+                     loss="logistic", reps=4, seed=4)
+    net = sim_giant_step("tanh", "sign", 600, alpha0=20, eta=3, alpha=2, beta=1, lam=0.1, loss="logistic", reps=4,
+                         seed=4)
+    for sim in (direct, net):
+        for key, val in (("test_error", th.test_error), ("class_error", th.extra["class_error"])):
+            st = sim.stats[key]
+            assert abs(st.mean - float(val)) <= 4 * st.se + th.errors[key]
