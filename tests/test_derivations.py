@@ -9,6 +9,7 @@ import pytest
 SCRIPTS = sorted((pathlib.Path(__file__).parents[1] / "derivations").glob("*.py"))
 
 
+@pytest.mark.slow        # eleven subprocesses, about 55 s: the slow stage (CI runs it at every stop)
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_derivation_script(script):
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900)

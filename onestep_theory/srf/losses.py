@@ -168,9 +168,9 @@ LOSSES = {
 def loss(spec) -> Loss:
     """A :class:`Loss` from a name (``square``, ``logistic``, ``hinge``), an expression in ``y, yhat``, or a Loss.
 
-    >>> x, dx = loss("logistic").prox(1.0, 0.0, 1.0)      # x - 0 - 1 * sigmoid(-x) = 0
-    >>> round(float(x), 12)
-    0.401058278017
+    >>> x, dx = loss("logistic").prox(1.0, 0.0, 1.0)      # the root of x = sigmoid(-x)
+    >>> bool(abs(float(x) - 1 / (1 + np.exp(float(x)))) < 1e-15), round(float(x), 10)
+    (True, 0.4010581375)
     """
     if isinstance(spec, Loss):
         return spec

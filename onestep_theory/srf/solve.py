@@ -112,7 +112,7 @@ class SRFOptions:
             lo = loss_of(opt.loss)
             # the string "square" is the closed form (§4.3-4.4, the exact reduction of §4.9); a Loss object
             # always runs the general channel (for square: the numerical cross-check of that reduction)
-            opt = dataclasses.replace(opt, loss=None if opt.loss == "square" else lo)
+            opt = dataclasses.replace(opt, loss=None if isinstance(opt.loss, str) and lo.name == "square" else lo)
         if not 0 <= float(opt.damping) < 1:
             raise InvalidParameterError("damping", opt.damping, "a real number in [0, 1)")
         for k in ("kappa_nodes", "inner_nodes"):
