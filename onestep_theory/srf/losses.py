@@ -87,32 +87,40 @@ _WARM: dict = {}     # last root per (loss, shape): a start inside the bracket (
 
 
 def _bracketed_newton(fn, x, lo, hi, name):
-    """Root of an increasing g (``fn(x) -> (g, g')``) inside [lo, hi]: Newton steps kept inside the shrinking
-    bracket, bisection when a step leaves it; vectorised.  Starts from the previous root of the same shape
-    (successive saddle-point iterates are close), clipped into the bracket."""
+    """Root of an increasing g (``fn(x, idx) -> (g, g')`` on the points ``idx``) inside [lo, hi]: Newton steps
+    kept inside the shrinking bracket, with bisection where a step leaves it or where the last step did not
+    halve |g| while still large (Newton bouncing between the ends: the safeguard of rtsafe).  Only points not
+    yet converged are iterated.  Starts from the previous root of the same shape (successive saddle-point
+    iterates are close), clipped into the bracket."""
     shape = np.shape(x)
-    x, lo, hi = (np.array(v, dtype=float, ndmin=1) for v in (x, lo, hi))
+    x, lo, hi = (np.array(v, dtype=float, ndmin=1).ravel() for v in (x, lo, hi))
     prev = _WARM.get((name, x.shape))
     if prev is not None:
         x = np.clip(prev, lo, hi)
-    gprev = np.full_like(x, np.inf)
-    for it in range(_NEWTON_STEPS):
-        g, gp = fn(x)
+    idx = np.arange(x.size)
+    gprev = np.full(x.size, np.inf)
+    for _ in range(_NEWTON_STEPS):
+        xi = x[idx]
+        g, gp = fn(xi, idx)
         step = g / gp
-        if np.max(np.abs(step) / np.maximum(1, np.abs(x)), initial=0) < 1e-14:
-            x = x - step
+        conv = np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi))
+        x[idx[conv]] = xi[conv] - step[conv]
+        keep = ~conv
+        idx, xi, g, step = idx[keep], xi[keep], g[keep], step[keep]
+        if idx.size == 0:
             if x.size > 1000:
                 _WARM.clear()
                 _WARM[(name, x.shape)] = x.copy()
             return x.reshape(shape)
-        np.copyto(lo, x, where=g < 0)
-        np.copyto(hi, x, where=g > 0)
-        xn = x - step
-        # bisect where a step leaves the bracket or where the last step did not halve |g| (Newton bouncing
-        # between the ends of the bracket: the safeguard of rtsafe)
+        l, h = lo[idx], hi[idx]
+        l = np.where(g < 0, xi, l)
+        h = np.where(g > 0, xi, h)
+        lo[idx], hi[idx] = l, h
+        xn = xi - step
         ag = np.abs(g)
-        np.copyto(xn, 0.5 * (lo + hi), where=(xn <= lo) | (xn >= hi) | (ag > 0.5 * gprev))
-        gprev, x = ag, xn
+        bad = (xn <= l) | (xn >= h) | ((ag > 0.5 * gprev[idx]) & (np.abs(step) > 1e-8 * np.maximum(1, np.abs(xi))))
+        x[idx] = np.where(bad, 0.5 * (l + h), xn)
+        gprev[idx] = ag
     raise ConvergenceError(f"prox of the {name} loss: Newton did not converge", _NEWTON_STEPS)
 
 
@@ -121,8 +129,9 @@ def _newton_prox(L: Loss, y, w, V):
     :math:`\omega-V\ell'(y,\omega)`); returns (x, 1/(1+Vℓ''))."""
     y, w, V = (np.array(a, dtype=float) for a in np.broadcast_arrays(y, w, V))
     e = w - V * L.d1(y, w)
-    x = _bracketed_newton(lambda t: (t - w + V * L.d1(y, t), 1 + V * L.d2(y, t)), 0.5 * (w + e),
-                          np.minimum(w, e), np.maximum(w, e), L.name)
+    yf, wf, Vf = y.ravel(), w.ravel(), V.ravel()
+    x = _bracketed_newton(lambda t, i: (t - wf[i] + Vf[i] * L.d1(yf[i], t), 1 + Vf[i] * L.d2(yf[i], t)),
+                          0.5 * (w + e), np.minimum(w, e), np.maximum(w, e), L.name)
     return x, 1 / (1 + V * L.d2(y, x))
 
 
@@ -130,10 +139,11 @@ def _logistic_prox(y, w, V):
     """log(1 + e^{-yx}): g(x) = x - w - V y sigmoid(-y x), root between w and w + V y (one sigmoid per step)."""
     y, w, V = (np.array(a, dtype=float) for a in np.broadcast_arrays(y, w, V))
     Vy = V * y
+    yf, wf, Vyf = y.ravel(), w.ravel(), Vy.ravel()
 
-    def fn(t):
-        sm = _sigmoid(-y * t)
-        return t - w - Vy * sm, 1 + Vy * y * sm * (1 - sm)
+    def fn(t, i):
+        sm = _sigmoid(-yf[i] * t)
+        return t - wf[i] - Vyf[i] * sm, 1 + Vyf[i] * yf[i] * sm * (1 - sm)
     x = _bracketed_newton(fn, w + 0.5 * Vy, np.minimum(w, w + Vy), np.maximum(w, w + Vy), "logistic")
     sm = _sigmoid(-y * x)
     return x, 1 / (1 + Vy * y * sm * (1 - sm))
