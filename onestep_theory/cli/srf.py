@@ -186,6 +186,8 @@ def _run_bounds(args):
 
     if is_grouped(args):
         return run_bounds_groups(args)
+    if args.optimize_bias:
+        return _run_bias_bound(args)
     odd = not args.allow_non_odd
     if args.optimize_eta:
         b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", noise_var=args.noise_var,
@@ -205,6 +207,20 @@ def _run_bounds(args):
     lines += [f"{k:<12} = {d[k]}" for k in ("best_linear", "r", "c", "gamma", "eta_upper", "eta_lower", "extension")]
     text = "\n".join(lines)
     emit(args, d, text)
+    return 0
+
+
+def _run_bias_bound(args):
+    from ..srf.bounds import bias_lower_bound
+
+    rr, cc, gg, _ = _resolve(args)
+    out = bias_lower_bound(args.student, args.teacher, r=rr, c=cc, gamma=gg, bias_max=args.bias_max)
+    d = {k: (vouched(out[k], out["errors"][k]) if k in out["errors"] else out[k]) for k in out}
+    d["errors"] = {k: f"{v:.2e}" for k, v in out["errors"].items()}
+    text = (f"lower bound (27) minimised over a common bias b: {d['lower']}  +/- {d['errors']['lower']}  at b = "
+            f"{out['bias']:.8g}" + (" (at the end of the range: widen --bias-max)" if out["at_boundary"] else "")
+            + f"\nwithout bias (b = 0): {d['lower_at_zero']}  +/- {d['errors']['lower_at_zero']}")
+    emit(args, serialize(d), text)
     return 0
 
 
@@ -322,6 +338,9 @@ def _setup_bounds(p):
     _rcg_args(p)
     p.add_argument("--optimize-eta", action="store_true")
     p.add_argument("--eta-max", type=exact_arg, default="10", help="largest learning rate of the (28) search")
+    p.add_argument("--optimize-bias", action="store_true",
+                   help="the lower bound (27) minimised over a common first-layer bias b (docs/theory/srf-theory.md §4.9)")
+    p.add_argument("--bias-max", type=exact_arg, default="3", help="the bias search range [-b, b] (at most 20)")
     add_readout(p)
     _dps_arg(p)
     add_json(p)

@@ -20,7 +20,7 @@ import sympy as sp
 
 from ..core.caches import cached
 from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
-from ..core.exact import GUARD_DIGITS, check_dps, to_mpf
+from ..core.exact import GUARD_DIGITS, check_dps, to_exact, to_mpf
 from ..core.precision import MAX_DPS, precision
 from ..core.results import Result, provenance
 from .expressions import breakpoints, is_odd, pieces, x
@@ -162,6 +162,14 @@ class Activation:
     def c_star(self, dps: int | None = None):
         r""":math:`c_\star=\sqrt{\mathbb E\sigma^2-c_0^2}` (docs/theory/hermite.md §2.4)."""
         return _c_rest(self, 0, dps)
+
+    def shifted(self, b) -> "Activation":
+        r""":math:`\sigma(x+b)` for an exact ``b`` (a common first-layer bias, docs/theory/srf-theory.md §4.9)."""
+        be = to_exact(b, "bias")
+        if be == 0:
+            return self
+        act = Activation.from_any(sp.expand_func(self.expr.subs(x, x + be)), "activation")
+        return Activation(act.expr, self.center, f"{self.name}(x + {be})")
 
     def derivative(self) -> "Activation":
         """:math:`\\sigma'` as an :class:`Activation` (must be square integrable)."""

@@ -30,7 +30,7 @@ from ..core.results import VouchedResult, digits_of, provenance
 from .kappa import srf_setup
 from .solve import MAX_LEVEL, MAX_SRF_DPS
 
-__all__ = ["Bounds", "bounds", "best_linear", "eta_search_range"]
+__all__ = ["Bounds", "bounds", "best_linear", "eta_search_range", "bias_lower_bound"]
 
 
 def eta_search_range(eta_max, r=None) -> float:
@@ -295,3 +295,44 @@ def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_o
     rr, cc, gg = params(etas[0] if dps is not None else repr(etas[0]), (dps or 15) + 5)
     return _result(out[0], out[1], errs, bl, rr, cc, gg, None, etas[0], etas[1], True, dps, target, refs,
                    "1-D search over eta (grid, bounded Brent, mpmath secant on the derivative with dps)")
+
+
+def bias_lower_bound(student, teacher, *, r, c=1, gamma=1, bias_max=3) -> dict:
+    r"""The lower bound (27) with a common first-layer bias b, minimised over :math:`b\in[-b_{\max},b_{\max}]`
+    (docs/theory/srf-theory.md §4.9, Optional bias (130)–(132)): the distance from :math:`\sigma_\star` to
+    :math:`\mathrm{span}\{\mu_0(\cdot;b),\kappa\mu_1(\cdot;b)\}` with :math:`\mu_j(\kappa;b)` the coefficients (15) of
+    :math:`\sigma(\cdot+b)` at fixed (r, c, γ).  Grid (61 points) and bounded Brent in float64; the error is the
+    refined-rule error at the optimum plus the change of the minimum under the optimiser's tolerance.
+
+    >>> out = bias_lower_bound("relu", "relu", r=1, c=1, gamma=1)
+    >>> out["lower"] <= out["lower_at_zero"]
+    True
+    """
+    s = Activation.from_any(student, "student")
+    t = Activation.from_any(teacher, "teacher")
+    rr, cc = float(check_real(r, "r", 0, None)), float(check_real(c, "c", 0, None))
+    gg = float(check_real(gamma, "gamma", 0, 1))
+    bm = float(check_real(bias_max, "bias_max", 0, 20))
+    if not (cc > 0 and bm > 0):
+        raise InvalidParameterError("c, bias_max", (c, bias_max), "c > 0 and bias_max in (0, 20]")
+    norm2 = float(t.second_moment(20))
+
+    def low(b):
+        S = srf_setup(s.shifted(repr(float(b))), t, rr, cc, gg, digits=16, level=0)
+        try:
+            return _bounds_at(S, norm2, gg < 1)[1]
+        except ConvergenceError:
+            return math.inf
+    grid = np.linspace(-bm, bm, 61)
+    vals = [low(b) for b in grid]
+    i = int(np.argmin(vals))
+    res = minimize_scalar(low, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 60)]), method="bounded",
+                          options={"xatol": 1e-8})
+    b = float(res.x) if res.fun < vals[i] else float(grid[i])
+    (_, lo), errs = _evaluate(s.shifted(repr(b)), t, rr, cc, gg, None, 1e-10)
+    shift = abs(low(b + 1e-8) - low(b))
+    (_, lo0), errs0 = _evaluate(s, t, rr, cc, gg, None, 1e-10)
+    return dict(lower=lo, bias=b, lower_at_zero=lo0, errors={"lower": errs[1] + shift, "lower_at_zero": errs0[1]},
+                at_boundary=bool(abs(b) > bm - 1e-6), r=rr, c=cc, gamma=gg,
+                provenance=provenance(method="(27) of the shifted student, grid + bounded Brent over b",
+                                      references=["[CPDKLZL24] (27), (130)-(132)", "docs/theory/srf-theory.md §4.9"]))
