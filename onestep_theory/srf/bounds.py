@@ -301,7 +301,7 @@ def bias_lower_bound(student, teacher, *, r, c=1, gamma=1, bias_max=3) -> dict:
     r"""The lower bound (27) with a common first-layer bias b, minimised over :math:`b\in[-b_{\max},b_{\max}]`
     (docs/theory/srf-theory.md §4.9, Optional bias (130)–(132)): the distance from :math:`\sigma_\star` to
     :math:`\mathrm{span}\{\mu_0(\cdot;b),\kappa\mu_1(\cdot;b)\}` with :math:`\mu_j(\kappa;b)` the coefficients (15) of
-    :math:`\sigma(\cdot+b)` at fixed (r, c, γ).  Grid (61 points) and bounded Brent in float64; the error is the
+    :math:`\sigma(\cdot+b)` at fixed (r, c, γ).  Grid (41 points) and bounded Brent in float64; the error is the
     refined-rule error at the optimum plus the change of the minimum under the optimiser's tolerance.
 
     >>> out = bias_lower_bound("relu", "relu", r=1, c=1, gamma=1)
@@ -323,10 +323,10 @@ def bias_lower_bound(student, teacher, *, r, c=1, gamma=1, bias_max=3) -> dict:
             return _bounds_at(S, norm2, gg < 1)[1]
         except ConvergenceError:
             return math.inf
-    grid = np.linspace(-bm, bm, 61)
+    grid = np.linspace(-bm, bm, 41)
     vals = [low(b) for b in grid]
     i = int(np.argmin(vals))
-    res = minimize_scalar(low, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 60)]), method="bounded",
+    res = minimize_scalar(low, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 40)]), method="bounded",
                           options={"xatol": 1e-8})
     b = float(res.x) if res.fun < vals[i] else float(grid[i])
     (_, lo), errs = _evaluate(s.shifted(repr(b)), t, rr, cc, gg, None, 1e-10)

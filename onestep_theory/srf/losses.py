@@ -25,6 +25,7 @@ import dataclasses
 import numpy as np
 import sympy as sp
 
+from ..core.caches import register
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.syntax import parse_text
 
@@ -84,6 +85,7 @@ class Loss:
 
 
 _WARM: dict = {}     # last root per (loss, shape): a start inside the bracket (the root is unique; only speed changes)
+register(_WARM.clear)
 
 
 def _bracketed_newton(fn, x, lo, hi, name):
