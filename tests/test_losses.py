@@ -156,3 +156,21 @@ def test_bias_lower_bound_gains_for_relu():
     assert abs(b.lower - out["lower"]) <= b.errors["lower"] + out["errors"]["lower"] + 1e-9
     for bb in (-0.73, -0.21, 0.04, 0.61):
         assert bounds(f"Max(0, x + {bb!r})", "relu", r=1, c=1, gamma=1).lower >= out["lower"] - out["errors"]["lower"]
+
+
+def test_cli_loss(capsys):
+    import json
+
+    from onestep_theory.cli.main import main
+    base = ["--student", "tanh", "--teacher", "sign", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta", "1",
+            "--lam", "0.1"]
+    assert main(["srf", *base, "--loss", "hinge", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["loss"] == "hinge" and 0 < float(d["class_error"]) < 0.5 and "class_error" in d["errors"]
+    assert main(["simulate", "srf", *base[:4], "--d", "60", *base[8:], "--alpha0", "20", "--eta", "3", "--loss",
+                 "hinge", "--quiet", "--json"]) == 0
+    sim = json.loads(capsys.readouterr().out)
+    assert "class_error" in json.dumps(sim)
+    assert main(["srf", *base, "--loss", "y + import"]) == 2
+    assert "loss" in capsys.readouterr().err
+    assert main(["srf", *base, "--loss", "hinge", "--dps", "20"]) == 2
