@@ -273,3 +273,19 @@ def test_annealed_prior_is_the_average_of_the_sampled_one(case_a):
     assert np.all(np.abs(mean - ann)[random_part] <= 4.5 * se[random_part])
     assert np.allclose(mean[~random_part], ann[~random_part], rtol=1e-12, atol=1e-14)
     assert random_part.sum() >= 8            # theta, psi, Q1, q2 are random; m, V1, V2 are not
+
+
+def test_single_negative_value_non_odd_student():
+    """u = -1 with a non-odd student: the exact reduction reflects the teacher (v -> -v); the finite-W prior on
+    sampled bulks (reduce=False) agrees within its error, and the result differs from u = +1."""
+    kw = dict(alpha=2, beta=1, lam="1/10", r="1.2", c="1.1", gamma="0.9")
+    exact = srf_groups("relu_centered", "relu_centered", readout_spec="-1:1", **kw)
+    assert exact.method.startswith("reduced") and exact.reduced is not None
+
+    def sampler(d, p, count, seed=0):
+        return [_bulk(d, p, 50 * seed + k) for k in range(count)]
+    fw = srf_groups("relu_centered", "relu_centered", readout_spec="-1:1", reduce=False, sampler=sampler, bulk_p=200,
+                    bulk_count=2, **kw)
+    assert abs(float(fw.test_error) - float(exact.test_error)) <= fw.abs_error + exact.abs_error
+    plus = srf_groups("relu_centered", "relu_centered", readout_spec="1:1", **kw)
+    assert abs(float(plus.test_error) - float(exact.test_error)) > 10 * fw.abs_error

@@ -30,7 +30,7 @@ from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import float_in
 from ..core.results import VouchedResult, digits_of, provenance
 from ..hermite.activation import Activation
-from ..hermite.expressions import is_odd
+from ..hermite.expressions import is_odd, x
 from .kappa import GroupSetup, group_setup
 from .mapping import resolve_rcg
 from .readout import Readout, group_index, group_params, readout
@@ -316,9 +316,16 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
     common = dict(readout=dict(rd.to_dict(), reduced=red.label), groups=groups, r=rr, c=cc, gamma=gg, alpha=alpha,
                   beta=beta, lam=lam, noise_var=noise_var, experimental=red.K > 1)
     refs = ["[CPDKLZL24] Sec. 4.4, App. D, (32)", "[DPCKLL24] arXiv:2410.18938", "docs/theory/srf-theory.md §8"]
-    if reduce and red.K == 1 and gp[0][0] >= 0:
+    if reduce and red.K == 1:
         r1, c1 = group_params(rr, cc, red)[0]          # exact (or mpf) group parameters
-        sol = srf_solve(student, teacher, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, r=r1, c=c1, gamma=gg,
+        t1 = teacher
+        if gp[0][0] < 0:
+            # a negative spike (non-odd sigma): v -> -v makes it positive; the teacher sigma*(gamma kappa + rho z)
+            # becomes sigma*(-gamma kappa' + rho z) =_d sigma*(-(gamma kappa' + rho z')): the reflected teacher
+            ta = Activation.from_any(teacher, "teacher")
+            t1 = Activation(ta.expr.subs(x, -x), ta.center, f"{ta.name}(-x)")
+            r1 = -r1
+        sol = srf_solve(student, t1, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, r=r1, c=c1, gamma=gg,
                         tol=tol)
         return GroupSolution(test_error=sol.test_error, abs_error=sol.abs_error, digits=sol.digits, method=(
             f"reduced to one group (u = {red.values[0]}): asymptotic single-group saddle point"), per_bulk=[],
