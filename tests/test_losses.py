@@ -49,11 +49,17 @@ def test_loss_specs():
     x, _ = L.prox(1.0, 0.0, 1.0)
     u = [r.real for r in np.roots([1, 0, 2, -1]) if abs(r.imag) < 1e-12][0]   # x = 1 - u with u^3 + 2u - 1 = 0
     assert abs(float(x) - (1 - u)) < 1e-12
+    # the square loss given with its prox as a callable: the general channel then equals the closed form
+    sq = Loss.from_callables("my square", lambda y, x: 0.5 * (y - x) ** 2, lambda y, x: x - y,
+                             prox=lambda y, w, V: ((w + V * y) / (1 + V), np.broadcast_to(1 / (1 + V), np.shape(w))))
+    assert sq.fout(1.0, 0.2, 0.5)[0] == pytest.approx((1.0 - 0.2) / 1.5, rel=1e-15)
     for bad in ("__import__('os').system('true')", "y + z", 3):
         with pytest.raises(InvalidParameterError):
             loss(bad)
     with pytest.raises(InvalidParameterError):
         Loss.from_callables("bad", 1, 2, 3)
+    with pytest.raises(InvalidParameterError, match="d2, or prox"):
+        Loss.from_callables("no curvature", lambda y, x: x, lambda y, x: x)
 
 
 def test_square_through_the_general_channel():

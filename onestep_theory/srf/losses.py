@@ -64,12 +64,15 @@ class Loss:
         return (p - w) / V, (dp - 1) / V
 
     @classmethod
-    def from_callables(cls, name, value, d1, d2, classification=False) -> "Loss":
-        """A smooth convex loss from vectorised callables ``value(y, x)``, ``d1(y, x)``, ``d2(y, x) >= 0``."""
-        for f, n in ((value, "value"), (d1, "d1"), (d2, "d2")):
+    def from_callables(cls, name, value, d1, d2=None, prox=None, classification=False) -> "Loss":
+        """A smooth convex loss from vectorised callables ``value(y, x)``, ``d1(y, x)`` and either ``d2(y, x) >= 0``
+        (the prox is then found by safeguarded Newton) or ``prox(y, w, V) -> (prox, d prox / d w)`` given directly.
+        ``d1`` is also the gradient the simulators' L-BFGS readout uses."""
+        need = (("value", value), ("d1", d1)) + ((("d2", d2),) if prox is None else (("prox", prox),))
+        for n, f in need:
             if not callable(f):
-                raise InvalidParameterError(f"loss {n}", f, "a vectorised callable of (y, yhat)")
-        return cls(str(name), value, d1, d2, None, bool(classification), True)
+                raise InvalidParameterError(f"loss {n}", f, "a vectorised callable (d2, or prox, is required)")
+        return cls(str(name), value, d1, d2, prox, bool(classification), True)
 
     @classmethod
     def from_expression(cls, expr, classification=False) -> "Loss":
