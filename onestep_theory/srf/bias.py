@@ -1,0 +1,71 @@
+r"""A trainable common first-layer bias (docs/theory/srf-theory.md §4.9, Optional bias (130)–(132)), square loss.
+
+With a bias b every neuron computes :math:`\sigma(w_i^\top x+b)`, so the coefficients (15) become those of
+:math:`\sigma(\cdot+b)` (:meth:`~onestep_theory.hermite.activation.Activation.shifted`).  Trained together with the
+readout, b minimises the training objective; asymptotically, per sample (derived: the training outputs are
+:math:`\mathrm{prox}_{V\ell}(\omega)` and :math:`\|\hat a\|^2=pq_2`),
+:math:`\frac1n\min_a[\sum_\mu(y_\mu-f(x_\mu))^2+\lambda\|a\|^2]\to2\,\mathbb E_\kappa\langle\ell(y,\mathrm{prox})\rangle
++\lambda\frac\beta\alpha q_2` with :math:`\ell=\frac12(y-\hat y)^2`, evaluated by the general channel at each b.
+:func:`trained_bias` minimises it over b and returns the test error (25) at the minimiser.  Validated against
+the simulator's joint (a, b) fit (``sim_srf(bias="train")``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from ..core.errors import InvalidParameterError
+from ..core.exact import check_real, float_in
+from ..core.results import provenance
+from ..hermite.activation import Activation
+from .losses import LOSSES
+from .solve import srf_solve
+
+__all__ = ["training_objective", "trained_bias"]
+
+
+def training_objective(student, teacher, b, *, alpha, beta, lam, r, c, gamma):
+    """``(objective, its error, the SRFSolution)`` at bias b: :math:`2\\,\\mathbb E\\langle\\ell\\rangle+\\lambda\\beta q_2/\\alpha`."""
+    s = Activation.from_any(student, "student").shifted(repr(float(b)))
+    al, be, la = (float_in(v, n) for v, n in ((alpha, "alpha"), (beta, "beta"), (lam, "lam")))
+    sol = srf_solve(s, teacher, alpha=alpha, beta=beta, lam=lam, r=r, c=c, gamma=gamma, loss=LOSSES["square"])
+    obj = 2 * sol.extra["train_loss"] + la * be / al * float(sol.order["q2"])
+    err = 2 * sol.errors["train_loss"] + la * be / al * sol.errors["q2"]
+    return obj, err, sol
+
+
+def trained_bias(student, teacher, *, alpha, beta, lam, r, c, gamma, bias_max=3) -> dict:
+    r"""The bias b* minimising the asymptotic training objective over :math:`[-b_{\max},b_{\max}]` and the test error
+    there (docs/theory/srf-theory.md §4.9), square loss, noiseless labels, given (r, c, γ).
+
+    Search: 13-point grid, then bounded Brent (``xatol`` 1e-6).  Errors: the objective's refinement error; b*
+    to within :math:`\max(10^{-6},\sqrt{2\,\delta_{\rm obj}/\mathrm{curvature}})`; the test error's error is its
+    own plus :math:`|d\varepsilon_g/db|` times that.
+    """
+    bm = float(check_real(bias_max, "bias_max", 0, 20))
+    if not bm > 0:
+        raise InvalidParameterError("bias_max", bias_max, "a real number in (0, 20]")
+    kw = dict(alpha=alpha, beta=beta, lam=lam, r=r, c=c, gamma=gamma)
+    f = (lambda b: training_objective(student, teacher, b, **kw)[0])
+    grid = np.linspace(-bm, bm, 13)
+    vals = [f(b) for b in grid]
+    i = int(np.argmin(vals))
+    res = minimize_scalar(f, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 12)]), method="bounded",
+                          options={"xatol": 1e-6})
+    b = float(res.x) if res.fun <= vals[i] else float(grid[i])
+    obj, oerr, sol = training_objective(student, teacher, b, **kw)
+    h = 1e-3
+    (op, _, sp_), (om, _, sm) = (training_objective(student, teacher, b + d, **kw) for d in (h, -h))
+    curv = (op - 2 * obj + om) / (h * h)
+    db = max(1e-6, math.sqrt(2 * oerr / curv)) if curv > 0 else math.inf
+    slope = abs(float(sp_.test_error) - float(sm.test_error)) / (2 * h)
+    s_b = Activation.from_any(student, "student").shifted(repr(b))
+    test = srf_solve(s_b, teacher, **kw)
+    return dict(bias=b, bias_error=db, objective=obj, test_error=float(test.test_error),
+                errors={"objective": oerr, "test_error": test.abs_error + slope * db},
+                at_boundary=bool(abs(b) > bm - 1e-3), test_error_at_zero=float(srf_solve(student, teacher, **kw).test_error),
+                provenance=provenance(method="general square channel at each b; grid + bounded Brent",
+                                      references=["[CPDKLZL24] (130)-(132)", "docs/theory/srf-theory.md §4.9"]))
