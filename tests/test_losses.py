@@ -214,3 +214,18 @@ def test_trained_bias_against_simulation():
                           ("test_error", th["test_error"], th["errors"]["test_error"])):
         st = sim.stats[key]
         assert abs(st.mean - val) <= 4 * st.se + err
+
+
+@pytest.mark.slow
+def test_cli_square_loss_30_digits(capsys):
+    """Issue 13's acceptance: `srf ... --loss square --dps 30` equals the default solver to 30 digits."""
+    import json
+
+    from onestep_theory.cli.main import main
+    base = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta",
+            "1", "--lam", "0.1", "--dps", "30", "--json"]
+    assert main(base) == 0
+    ref = json.loads(capsys.readouterr().out)
+    assert main(base + ["--loss", "square"]) == 0
+    sq = json.loads(capsys.readouterr().out)
+    assert sq["test_error"] == ref["test_error"] and sq["digits"] >= 30
