@@ -34,6 +34,7 @@ from ..hermite.expressions import is_odd, x
 from .kappa import GroupSetup, group_setup
 from .mapping import resolve_rcg
 from .readout import Readout, group_index, group_params, readout
+from .saddle import DomainError
 from .solve import srf_solve
 
 __all__ = ["GroupBulk", "GroupSolution", "StateLayout", "group_bulk", "group_map", "srf_groups", "MAX_BULK_P"]
@@ -64,7 +65,7 @@ class GroupBulk:
         """:math:`(\\sum_{i\\in j,k\\in l}X_{ik})_{jl}`."""
         return np.add.reduceat(np.add.reduceat(X, self.starts, axis=0), self.starts, axis=1)
 
-    def groupsum(self, v) -> np.ndarray:
+    def groupsum(self, v) -> np.ndarray:      # (sum_{i in j} v_i)_j
         return np.add.reduceat(v, self.starts)
 
 
@@ -148,7 +149,7 @@ def group_map(x, G: GroupSetup, bulk: GroupBulk, alpha, beta, lam, noise_var, la
     try:
         Z = scipy.linalg.cho_solve(scipy.linalg.cho_factor(S, lower=True), np.eye(p))
     except np.linalg.LinAlgError:
-        raise _Domain("S is not positive definite") from None
+        raise DomainError("S is not positive definite") from None
     V1n = bulk.blocksum(Z * bulk.Omega) / p
     V2n = bulk.groupsum(np.diag(Z)) / p
     sb = math.sqrt(beta)
@@ -175,10 +176,6 @@ def group_map(x, G: GroupSetup, bulk: GroupBulk, alpha, beta, lam, noise_var, la
     return new, vals
 
 
-class _Domain(Exception):
-    pass
-
-
 def _solve_one(F, x0, tol, max_iter):
     """Float64 fixed point of ``F``: hybrid Powell (scipy.optimize.root) on F(x) - x, then a damped iteration
     that backs off (more damping) whenever a trial state leaves the domain.  Returns (x, evaluations)."""
@@ -195,11 +192,11 @@ def _solve_one(F, x0, tol, max_iter):
         if np.all(np.isfinite(sol.x)) and np.all(np.isfinite(sol.fun)) and \
                 np.max(np.abs(sol.fun) / np.maximum(1, np.abs(sol.x))) < 100 * tol:
             return sol.x, fev
-    except _Domain:
+    except DomainError:
         pass
     try:
         fx = Fc(x)
-    except _Domain:
+    except DomainError:
         raise ConvergenceError("K-group saddle point: the starting state is outside the domain (S not positive "
                                "definite)", fev) from None
     damp, res = 0.5, math.inf
@@ -210,7 +207,7 @@ def _solve_one(F, x0, tol, max_iter):
         xn = damp * x + (1 - damp) * fx
         try:
             fn = Fc(xn)
-        except _Domain:
+        except DomainError:
             damp = (1 + damp) / 2          # back off towards the last valid state
             if damp > 0.999:
                 break
@@ -230,7 +227,7 @@ def _jacobian(F, x):
         e[i] = h
         try:
             J[:, i] = (F(x + e) - f0) / h
-        except _Domain:
+        except DomainError:
             J[:, i] = (f0 - F(x - e)) / h
     return J - np.eye(len(x))
 
@@ -319,12 +316,9 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
     if reduce and red.K == 1:
         r1, c1 = group_params(rr, cc, red)[0]          # exact (or mpf) group parameters
         t1 = teacher
-        if gp[0][0] < 0:
-            # a negative spike (non-odd sigma): v -> -v makes it positive; the teacher sigma*(gamma kappa + rho z)
-            # becomes sigma*(-gamma kappa' + rho z) =_d sigma*(-(gamma kappa' + rho z')): the reflected teacher
+        if gp[0][0] < 0:      # negative spike (non-odd sigma): v -> -v, i.e. the teacher reflected (§8, Package)
             ta = Activation.from_any(teacher, "teacher")
-            t1 = Activation(ta.expr.subs(x, -x), ta.center, f"{ta.name}(-x)")
-            r1 = -r1
+            t1, r1 = Activation(ta.expr.subs(x, -x), ta.center, f"{ta.name}(-x)"), -r1
         sol = srf_solve(student, t1, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, r=r1, c=c1, gamma=gg,
                         tol=tol)
         return GroupSolution(test_error=sol.test_error, abs_error=sol.abs_error, digits=sol.digits, method=(
@@ -412,7 +406,7 @@ def _finite_w(bulks, G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter) ->
             xc = x - np.linalg.solve(J, run(x, G0)[0] - x)
             solv = max(solv, abs(run(xs, G1)[1]["test_error"] - vals["test_error"]))
             disc = max(disc, abs(run(xc, G0)[1]["test_error"] - vals["test_error"]))
-        except (np.linalg.LinAlgError, _Domain):
+        except (np.linalg.LinAlgError, DomainError):
             solv = disc = math.nan            # not estimable: reported, and the total becomes NaN
         n1 += 4
         per.append(vals["test_error"])
