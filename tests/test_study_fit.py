@@ -1,0 +1,57 @@
+"""The finite-size extrapolation (docs/theory/numerics.md §8) on synthetic data with a known limit."""
+
+import math
+
+import numpy as np
+import pytest
+
+from onestep_theory import InvalidParameterError
+from onestep_theory.study import extrapolate
+
+DS = np.array([250, 500, 1000, 2000, 4000])
+
+
+def test_exact_recovery_without_noise():
+    g = 0.02 - 0.4 / np.sqrt(DS) + 3.0 / DS
+    fit = extrapolate(DS, g, np.full(5, 1e-4))
+    assert abs(fit.g_inf - 0.02) < 1e-12 and fit.chi2 < 1e-12 and fit.dof == 2 and not fit.inflated
+    assert abs(fit.coefficients["d^-0.5"] + 0.4) < 1e-9 and abs(fit.coefficients["d^-1"] - 3.0) < 1e-7
+
+
+def test_coverage_on_synthetic_data():
+    """Gaussian noise of the stated standard errors: g_inf within 1.96 s.e. of the truth in about 95 % of 400
+    trials (binomial: at least 90 %), and the chi2 p-values roughly uniform (mean 0.5 +- 0.05)."""
+    rng = np.random.default_rng(0)
+    se = 0.002 * np.sqrt(DS / 250) ** -1 * 2          # smaller errors at larger d, as with fixed seeds per size
+    truth = 0.015 + 0.3 / np.sqrt(DS) - 2.0 / DS
+    inside, pv = 0, []
+    for _ in range(400):
+        fit = extrapolate(DS, truth + se * rng.standard_normal(5), se)
+        inside += abs(fit.g_inf - 0.015) <= 1.96 * fit.se
+        pv.append(fit.p_value)
+    assert inside / 400 >= 0.90
+    assert abs(np.mean(pv) - 0.5) < 0.05
+
+
+def test_verdict_and_inflation():
+    se = np.full(5, 1e-3)
+    ok = extrapolate(DS, 0.1 / np.sqrt(DS), se)
+    assert ok.theory_inside and "inside" in ok.verdict
+    rng = np.random.default_rng(3)
+    noisy = extrapolate(DS, 0.05 + 0.1 / np.sqrt(DS) + 0.02 * rng.standard_normal(5), se)   # scatter 20x the s.e.
+    assert noisy.inflated and noisy.chi2 / noisy.dof > 1
+    plain = extrapolate(DS, 0.05 + 0.1 / np.sqrt(DS) + 0.02 * rng.standard_normal(5), se * 20)
+    assert not plain.inflated or plain.chi2 / plain.dof > 1
+
+
+@pytest.mark.parametrize("args", [
+    dict(d=[100, 200], gaps=[0.1, 0.2], se=[0.1, 0.1]),                  # too few sizes for 2 exponents
+    dict(d=[100, 100, 200, 400], gaps=[0.1] * 4, se=[0.1] * 4),          # repeated size
+    dict(d=[100, 200, 400, 800], gaps=[0.1] * 4, se=[0.1, 0, 0.1, 0.1]),  # zero standard error
+    dict(d=[100, 200, 400, 800], gaps=[0.1] * 3, se=[0.1] * 4),          # lengths differ
+    dict(d=[100, 200, 400, 800], gaps=[0.1] * 4, se=[0.1] * 4, exponents=(0.5, 0.5)),
+    dict(d=[100, 200, 400, 800], gaps=[math.nan] * 4, se=[0.1] * 4),
+])
+def test_refusals(args):
+    with pytest.raises(InvalidParameterError):
+        extrapolate(**args)
