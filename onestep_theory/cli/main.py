@@ -17,13 +17,13 @@ import warnings
 
 from .. import __version__
 from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError
-from . import groups, hermite, reproduce, simulate, srf, theory
+from . import groups, hermite, reproduce, simulate, srf, study, theory
 from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Parser, add_debug
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
 #: The command groups, in the order of ``--help``.
-COMMAND_MODULES = (hermite, theory, srf, groups, simulate, reproduce)
+COMMAND_MODULES = (hermite, theory, srf, groups, simulate, study, reproduce)
 
 
 def build_parser() -> argparse.ArgumentParser:

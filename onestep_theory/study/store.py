@@ -1,0 +1,299 @@
+"""The results store of a finite-size study: one SQLite row per finished task, so nothing is lost.
+
+A study (docs/theory/numerics.md §8) runs many tasks, one per (protocol, parameters, size d, seed index),
+each possibly minutes long, on one machine or on a cluster. Every finished task is written at once, in its
+own transaction, to a SQLite file. A study interrupted by Ctrl-C, a killed worker or a crashed machine
+resumes where it stopped: the tasks already in the store are read back, never recomputed. A task is keyed
+by :func:`task_key`, a SHA-256 hash of its protocol, parameters, size, seed index and the package
+version, so results of another version are never mixed in (the rows also carry the version; the store
+only shows rows of its own). A stored value keeps the digits it was measured with (the contract of
+docs/theory/numerics.md §1): floats are written as JSON (shortest round-trip ``repr``), exact numbers
+as their ``str``.
+
+Durability: write-ahead log (``journal_mode=WAL``), ``synchronous=FULL`` (a commit survives a power
+loss), ``INSERT OR IGNORE`` (a finished task is never overwritten nor duplicated). Several processes may
+append at once: each write is one short transaction, and a writer waits up to 30 s for the lock. A file
+that is not a store of this package, or of a newer schema, is refused with one
+:class:`~onestep_theory.core.errors.InvalidParameterError` naming the path.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import hashlib
+import json
+import math
+import os
+import sqlite3
+import threading
+
+from .. import __version__
+from ..core.errors import InvalidParameterError
+
+__all__ = ["SCHEMA", "ResultStore", "task_key", "canonical_json"]
+
+#: Schema version written into ``meta``; a store of a newer schema is refused.
+SCHEMA = 1
+PACKAGE = "onestep_theory"
+ALLOWED = f"an {PACKAGE} results store (SQLite, schema <= {SCHEMA})"
+
+_TABLES = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE tasks(key TEXT PRIMARY KEY, protocol TEXT NOT NULL, params TEXT NOT NULL, d INTEGER NOT NULL,
+                   seed_index INTEGER NOT NULL, version TEXT NOT NULL, result TEXT NOT NULL, seconds REAL,
+                   created TEXT NOT NULL);
+CREATE INDEX tasks_version ON tasks(version, protocol, d, seed_index);
+"""
+_COLUMNS = ("key", "protocol", "params", "d", "seed_index", "version", "result", "seconds", "created")
+
+
+def _plain(obj):
+    """``obj`` as plain JSON data: dict keys must be str, tuples become lists, numpy scalars and arrays
+    become Python numbers and lists, floats stay floats, other numbers (Fraction, mpf, SymPy) become str."""
+    if obj is None or isinstance(obj, (bool, str, int)):
+        return obj
+    if isinstance(obj, float):
+        return float(obj)
+    if isinstance(obj, dict):
+        bad = [k for k in obj if not isinstance(k, str)]
+        if bad:
+            raise InvalidParameterError("key", bad[0], "a str (keys of parameters and results)")
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if type(obj).__module__ == "numpy" and hasattr(obj, "tolist"):
+        return _plain(obj.tolist())
+    return str(obj)
+
+
+def canonical_json(obj) -> str:
+    """Canonical JSON text of ``obj``: sorted keys, no whitespace, floats via ``repr``, exact values via ``str``.
+
+    >>> canonical_json({"b": 0.1, "a": [1, (2, 3)], "c": None})
+    '{"a":[1,[2,3]],"b":0.1,"c":null}'
+    """
+    return json.dumps(_plain(obj), sort_keys=True, separators=(",", ":"))
+
+
+def _check_task(protocol, params, d, seed_index):
+    if not isinstance(protocol, str) or not protocol:
+        raise InvalidParameterError("protocol", protocol, "a non-empty str")
+    if not isinstance(params, dict):
+        raise InvalidParameterError("params", params, "a dict of parameters")
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise InvalidParameterError("d", d, "an int >= 1")
+    if isinstance(seed_index, bool) or not isinstance(seed_index, int) or seed_index < 0:
+        raise InvalidParameterError("seed_index", seed_index, "an int >= 0")
+
+
+def task_key(protocol: str, params: dict, d: int, seed_index: int, version: str = __version__) -> str:
+    """SHA-256 hex digest of the canonical JSON of (protocol, params, d, seed_index, version).
+
+    The order of ``params`` is irrelevant; any change of a field, including the version, changes the key.
+
+    >>> task_key("srf", {"alpha": 3.0, "lam": 0.1}, 500, 0) == task_key("srf", {"lam": 0.1, "alpha": 3.0}, 500, 0)
+    True
+    """
+    _check_task(protocol, params, d, seed_index)
+    text = canonical_json({"protocol": protocol, "params": params, "d": d, "seed_index": seed_index,
+                           "version": str(version)})
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class ResultStore:
+    """A study's results on disk (SQLite): ``put`` once per finished task, ``has``/``done_keys`` to resume.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store file; created when missing (unless ``create=False``). ``":memory:"`` keeps the rows in
+        memory only (a study that need not survive its process).
+    version : str
+        The package version whose rows this store writes and shows (default: the running version).
+    create : bool
+        Create a new store when ``path`` does not exist or is empty; when False, refuse instead.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "study.sqlite")
+    >>> with ResultStore(path) as st:
+    ...     st.put("srf", {"alpha": 3.0}, 500, 0, {"mse": 0.25}, seconds=1.5)
+    ...     st.put("srf", {"alpha": 3.0}, 500, 0, {"mse": 9.0}, seconds=1.5)   # never overwritten
+    ...     st.get("srf", {"alpha": 3.0}, 500, 0), st.count()
+    True
+    False
+    ({'mse': 0.25}, 1)
+    """
+
+    def __init__(self, path, *, version: str = __version__, create: bool = True):
+        self.path = os.fspath(path)
+        self.version = str(version)
+        self._lock = threading.Lock()
+        if not create and (not os.path.isfile(self.path) or os.path.getsize(self.path) == 0):
+            raise InvalidParameterError("store", self.path, ALLOWED, "no such file, or an empty one")
+        try:
+            self._con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise InvalidParameterError("store", self.path, ALLOWED, f"cannot open: {exc}") from None
+        try:
+            problem = self._setup()
+        except (sqlite3.Error, OSError) as exc:
+            problem = f"{'not a SQLite database' if 'not a database' in str(exc) else 'unreadable'}: {exc}"
+        if problem:
+            self._con.close()
+            raise InvalidParameterError("store", self.path, ALLOWED, problem)
+
+    def _setup(self):
+        """Create the tables of a new store; return why an existing file is not a store (None if it is one)."""
+        con = self._con
+        con.execute("BEGIN IMMEDIATE")          # one creator at a time; the others see the finished tables
+        try:
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not names and (self.path == ":memory:" or os.path.getsize(self.path) == 0):
+                for stmt in filter(str.strip, _TABLES.split(";")):
+                    con.execute(stmt)
+                con.executemany("INSERT INTO meta VALUES (?, ?)", [("schema", str(SCHEMA)), ("package", PACKAGE)])
+                names = {"meta", "tasks"}
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        if "meta" not in names:
+            return "not a results store: no table 'meta'"
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        schema = meta.get("schema")
+        if meta.get("package") != PACKAGE:
+            return f"a store of package {meta.get('package')!r}, not {PACKAGE!r}"
+        if not (isinstance(schema, str) and schema.isascii() and schema.isdigit()):
+            return f"no valid schema version in table 'meta' (found {schema!r})"
+        if int(schema) > SCHEMA:
+            return f"schema {schema} is newer than this version of {PACKAGE} reads ({SCHEMA}); upgrade"
+        if int(schema) < 1 or "tasks" not in names:
+            return f"schema {schema} without a valid table 'tasks'"
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=FULL")
+        return None
+
+    # ------------------------------------------------------------------ context manager
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            self._con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"ResultStore({self.path!r}, version={self.version!r})"
+
+    # ------------------------------------------------------------------ writing and reading
+    def key(self, protocol: str, params: dict, d: int, seed_index: int) -> str:
+        """The :func:`task_key` of a task under this store's version."""
+        return task_key(protocol, params, d, seed_index, self.version)
+
+    def put(self, protocol: str, params: dict, d: int, seed_index: int, result: dict, seconds: float) -> bool:
+        """Store a finished task in one transaction; True if inserted, False if it was already stored
+        (the stored row is kept, never overwritten)."""
+        key = self.key(protocol, params, d, seed_index)
+        if not isinstance(result, dict):
+            raise InvalidParameterError("result", result, "a dict")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < math.inf:
+            raise InvalidParameterError("seconds", seconds, "a finite float >= 0")
+        row = (key, protocol, canonical_json(params), d, seed_index, self.version, canonical_json(result),
+               float(seconds),
+               datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds"))
+        with self._lock:
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                cur = self._con.execute(f"INSERT OR IGNORE INTO tasks VALUES ({', '.join('?' * len(row))})", row)
+                self._con.execute("COMMIT")
+            except BaseException:
+                if self._con.in_transaction:
+                    self._con.execute("ROLLBACK")
+                raise
+        return cur.rowcount == 1
+
+    def _query(self, sql, args=()):
+        with self._lock:
+            return self._con.execute(sql, args).fetchall()
+
+    def get(self, protocol: str, params: dict, d: int, seed_index: int) -> dict | None:
+        """The stored result of a task (this version), or None."""
+        rows = self._query("SELECT result FROM tasks WHERE key = ? AND version = ?",
+                           (self.key(protocol, params, d, seed_index), self.version))
+        return json.loads(rows[0][0]) if rows else None
+
+    def has(self, protocol: str, params: dict, d: int, seed_index: int) -> bool:
+        """Whether the task is stored (this version)."""
+        return bool(self._query("SELECT 1 FROM tasks WHERE key = ? AND version = ?",
+                                (self.key(protocol, params, d, seed_index), self.version)))
+
+    def done_keys(self) -> set:
+        """The keys of every stored task of this version (compare with :meth:`key` to resume)."""
+        return {r[0] for r in self._query("SELECT key FROM tasks WHERE version = ?", (self.version,))}
+
+    def _where(self, protocol, all_versions):
+        conds, args = [], []
+        if not all_versions:
+            conds, args = ["version = ?"], [self.version]
+        if protocol is not None:
+            conds.append("protocol = ?")
+            args.append(protocol)
+        return (" WHERE " + " AND ".join(conds) if conds else ""), args
+
+    def count(self, protocol: str | None = None, *, all_versions: bool = False) -> int:
+        """Number of stored tasks (of this version unless ``all_versions``)."""
+        where, args = self._where(protocol, all_versions)
+        return self._query("SELECT COUNT(*) FROM tasks" + where, args)[0][0]
+
+    def rows(self, protocol: str | None = None, *, all_versions: bool = False) -> list:
+        """Stored tasks as dicts (``params`` and ``result`` parsed), ordered by version, protocol, d, seed index."""
+        where, args = self._where(protocol, all_versions)
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM tasks{where} ORDER BY version, protocol, d, seed_index, key"
+        out = []
+        for values in self._query(sql, args):
+            row = dict(zip(_COLUMNS, values))
+            row["params"], row["result"] = json.loads(row["params"]), json.loads(row["result"])
+            out.append(row)
+        return out
+
+    # ------------------------------------------------------------------ export
+    def export(self, path_or_buffer, fmt: str = "csv", *, protocol: str | None = None,
+               all_versions: bool = False) -> int:
+        """Write the rows to a file or text buffer; return the number of rows.
+
+        ``fmt="json"`` writes the list of :meth:`rows`. ``fmt="csv"`` writes one line per task with the
+        columns key, protocol, params (canonical JSON), d, seed_index, version, seconds, created, then one
+        column ``result.<name>`` per result entry (scalars as they are, lists and dicts as JSON text).
+        """
+        if fmt not in ("csv", "json"):
+            raise InvalidParameterError("fmt", fmt, "'csv' or 'json'")
+        rows = self.rows(protocol, all_versions=all_versions)
+        if isinstance(path_or_buffer, (str, os.PathLike)):
+            with open(path_or_buffer, "w", newline="", encoding="utf-8") as fh:
+                return self._write(fh, rows, fmt)
+        return self._write(path_or_buffer, rows, fmt)
+
+    @staticmethod
+    def _write(fh, rows, fmt):
+        if fmt == "json":
+            fh.write(json.dumps(rows, indent=1) + "\n")
+            return len(rows)
+        names = sorted({n for r in rows for n in r["result"]})
+        head = [c for c in _COLUMNS if c != "result"]
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(head + [f"result.{n}" for n in names])
+        for r in rows:
+            res = r["result"]
+            cells = [canonical_json(r[c]) if c == "params" else r[c] for c in head]
+            for n in names:
+                v = res.get(n)
+                cells.append(canonical_json(v) if isinstance(v, (list, dict)) else "" if v is None else v)
+            writer.writerow(cells)
+        return len(rows)
