@@ -17,6 +17,7 @@ def _theory(spec, **kw):
                       bulk_count=2, **dict(CASE, **kw))
 
 
+@pytest.mark.slow      # 4 s: the default suite keeps the exact reductions; simulation checks run in the slow stage
 def test_direct_srf_groups_small():
     """Direct K-group sRF (rows sqrt(c_j) w0 + r u_j v) at d = 300 against the theory."""
     P = srf_params("tanh", "sin", 20, 3)
