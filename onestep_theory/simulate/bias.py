@@ -12,9 +12,9 @@ import math
 import time
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from ..core.results import provenance
+from ..core.search import grid_minimize
 from .base import Fn, SimulationResult, check_reps, collect, report_progress, sizes_srf, spawn, test_mse
 from .srf import ridge_sum, srf_weights
 
@@ -38,14 +38,9 @@ def sim_trained_bias(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, 
         Z = X @ W.T
         del X
 
-        def objective(b):
+        def objective(b, Z=Z):
             return ridge_sum(s.f(Z + b), y, p).objective(lam) / n
-        grid = np.linspace(-bm, bm, 13)
-        vals = [objective(b) for b in grid]
-        i = int(np.argmin(vals))
-        res = minimize_scalar(objective, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 12)]), method="bounded",
-                              options={"xatol": 1e-5})
-        b = float(res.x) if res.fun <= vals[i] else float(grid[i])
+        b, _ = grid_minimize(objective, -bm, bm, 13, 1e-5)
         a = ridge_sum(s.f(Z + b), y, p).coef(lam)
         feats = (lambda Xt, b=b, W=W: s.f(Xt @ W.T + b) / math.sqrt(p))
         rows.append({"bias": b, "objective": objective(b),

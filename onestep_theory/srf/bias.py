@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from scipy.optimize import minimize_scalar
-
 from ..core.errors import InvalidParameterError
 from ..core.exact import check_real, float_in
 from ..core.results import provenance
+from ..core.search import grid_minimize
 from ..hermite.activation import Activation
 from .losses import LOSSES
 from .solve import srf_solve
@@ -49,13 +47,7 @@ def trained_bias(student, teacher, *, alpha, beta, lam, r, c, gamma, bias_max=3)
     if not bm > 0:
         raise InvalidParameterError("bias_max", bias_max, "a real number in (0, 20]")
     kw = dict(alpha=alpha, beta=beta, lam=lam, r=r, c=c, gamma=gamma)
-    f = (lambda b: training_objective(student, teacher, b, **kw)[0])
-    grid = np.linspace(-bm, bm, 13)
-    vals = [f(b) for b in grid]
-    i = int(np.argmin(vals))
-    res = minimize_scalar(f, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 12)]), method="bounded",
-                          options={"xatol": 1e-6})
-    b = float(res.x) if res.fun <= vals[i] else float(grid[i])
+    b, _ = grid_minimize(lambda t: training_objective(student, teacher, t, **kw)[0], -bm, bm, 13, 1e-6)
     obj, oerr, sol = training_objective(student, teacher, b, **kw)
     h = 1e-3
     (op, _, sp_), (om, _, sm) = (training_objective(student, teacher, b + d, **kw) for d in (h, -h))

@@ -27,6 +27,7 @@ from ..hermite.activation import Activation
 from .mapping import srf_params
 from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import VouchedResult, digits_of, provenance
+from ..core.search import grid_minimize
 from .kappa import srf_setup
 from .solve import MAX_LEVEL, MAX_SRF_DPS
 
@@ -323,12 +324,7 @@ def bias_lower_bound(student, teacher, *, r, c=1, gamma=1, bias_max=3) -> dict:
             return _bounds_at(S, norm2, gg < 1)[1]
         except ConvergenceError:
             return math.inf
-    grid = np.linspace(-bm, bm, 41)
-    vals = [low(b) for b in grid]
-    i = int(np.argmin(vals))
-    res = minimize_scalar(low, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 40)]), method="bounded",
-                          options={"xatol": 1e-8})
-    b = float(res.x) if res.fun < vals[i] else float(grid[i])
+    b, _ = grid_minimize(low, -bm, bm, 41, 1e-8)
     (_, lo), errs = _evaluate(s.shifted(repr(b)), t, rr, cc, gg, None, 1e-10)
     shift = abs(low(b + 1e-8) - low(b))
     (_, lo0), errs0 = _evaluate(s, t, rr, cc, gg, None, 1e-10)

@@ -23,11 +23,11 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from ..core.errors import InvalidParameterError
 from ..core.exact import check_real, float_in
 from ..core.results import VouchedResult, digits_of, provenance
+from ..core.search import grid_minimize
 from ..hermite.activation import Activation
 from ..hermite.expressions import breakpoints, is_odd
 from ..hermite.quadrature import normal_rule
@@ -132,14 +132,7 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
             rr, cc, gg = rcg(e)
             return _at(s, t, group_params(rr, cc, red), gg, norm2, 0)[j]
 
-        grid = np.linspace(0.0, em, 41)
-        best = []
-        for j in (0, 1):
-            vals = [val(e, j) for e in grid]
-            i = int(np.argmin(vals))
-            res = minimize_scalar(lambda e: val(e, j), bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 40)]),
-                                  method="bounded", options={"xatol": 1e-9})
-            best.append(float(res.x) if res.fun < vals[i] else float(grid[i]))
+        best = [grid_minimize(lambda e, j=j: val(e, j), 0.0, em, 41, 1e-9)[0] for j in (0, 1)]
         out, errs = [], {}
         for j, key in enumerate(("upper", "lower")):
             rr, cc, gg = rcg(best[j])
