@@ -10,7 +10,6 @@ averaged per size and extrapolated by :func:`~onestep_theory.study.fit.extrapola
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 
@@ -20,7 +19,7 @@ from ..core.errors import InvalidParameterError
 from ..core.results import provenance
 from ..simulate import sim_giant_step, sim_srf
 from .fit import extrapolate
-from .store import ResultStore
+from .store import ResultStore, canonical_json
 
 __all__ = ["PROTOCOLS", "task_seed", "run_task", "run_study"]
 
@@ -29,14 +28,9 @@ PROTOCOLS = {"giant-step": sim_giant_step, "srf": sim_srf}
 _MAX_TASKS = 10_000
 
 
-def _canonical(params: dict) -> str:
-    return json.dumps({k: (repr(v) if isinstance(v, float) else v if isinstance(v, (int, str, bool)) or v is None
-                           else str(v)) for k, v in sorted(params.items())}, sort_keys=True, separators=(",", ":"))
-
-
 def task_seed(root: int, protocol: str, params: dict, d: int, k: int) -> np.random.SeedSequence:
     """The seed of task (d, k): ``SeedSequence([root, hash(protocol, params), d, k])``."""
-    h = int.from_bytes(hashlib.sha256((protocol + _canonical(params)).encode()).digest()[:8], "big")
+    h = int.from_bytes(hashlib.sha256((protocol + canonical_json(params)).encode()).digest()[:8], "big")
     return np.random.SeedSequence([int(root), h, int(d), int(k)])
 
 
