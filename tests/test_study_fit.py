@@ -38,10 +38,14 @@ def test_verdict_and_inflation():
     ok = extrapolate(DS, 0.1 / np.sqrt(DS), se)
     assert ok.theory_inside and "inside" in ok.verdict
     rng = np.random.default_rng(3)
-    noisy = extrapolate(DS, 0.05 + 0.1 / np.sqrt(DS) + 0.02 * rng.standard_normal(5), se)   # scatter 20x the s.e.
+    g = 0.05 + 0.1 / np.sqrt(DS) + 0.02 * rng.standard_normal(5)          # scatter 20x the stated s.e.
+    noisy = extrapolate(DS, g, se)
     assert noisy.inflated and noisy.chi2 / noisy.dof > 1
-    plain = extrapolate(DS, 0.05 + 0.1 / np.sqrt(DS) + 0.02 * rng.standard_normal(5), se * 20)
-    assert not plain.inflated or plain.chi2 / plain.dof > 1
+    # the inflation is the Birge ratio: the same data with the standard errors scaled by sqrt(chi2/dof) have
+    # chi2/dof = 1, no inflation, and the same g_inf +- se
+    rescaled = extrapolate(DS, g, se * math.sqrt(noisy.chi2 / noisy.dof))
+    assert abs(rescaled.chi2 / rescaled.dof - 1) < 1e-9
+    assert abs(rescaled.g_inf - noisy.g_inf) < 1e-12 and abs(rescaled.se - noisy.se) < 1e-9 * noisy.se
 
 
 @pytest.mark.parametrize("args", [
