@@ -278,8 +278,11 @@ def test_int_and_float_args():
         with pytest.raises(Exception, match=r"--n must be an integer in \[1, 10\], " + msg):
             conv(bad)
     assert common.float_arg("--eta")("-2.5e-3") == -2.5e-3
-    with pytest.raises(Exception, match="--eta must be a real number, got 'x'"):
-        common.float_arg("--eta")("x")
+    assert common.float_arg("--eta")("1/3") == 1 / 3 and common.float_arg("--eta")("sqrt(2)/2") == 2 ** -0.5
+    assert common.float_list("1/4,1/2") == [0.25, 0.5] and common.float_list("0:1/2:3") == [0, 0.25, 0.5]
+    for bad in ("x", "inf", "nan", "1/0"):
+        with pytest.raises(Exception, match=rf"--eta must be a finite real number \(e.g. 0.1 or 1/3\), got '{bad}'"):
+            common.float_arg("--eta")(bad)
 
 
 CURVE = ["srf-curve", *SRF_AE, "--alphas", "0.5,1", "--csv"]

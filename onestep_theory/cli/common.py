@@ -137,12 +137,30 @@ def exact_list(text):
     return items
 
 
+def _real(text) -> float:
+    """A finite real number from the command line: a decimal, or an exact string ("1/3", "sqrt(2)/2")."""
+    try:
+        v = float(text)
+    except ValueError:
+        from ..core.errors import InvalidParameterError
+        from ..core.exact import to_exact
+
+        try:
+            v = float(to_exact(text.strip()))
+        except (InvalidParameterError, TypeError, ValueError):
+            raise ValueError(text) from None
+    if not math.isfinite(v):
+        raise ValueError(text)
+    return v
+
+
 def float_arg(name):
     def conv(text):
         try:
-            return float(text)
+            return _real(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a real number, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"{name} must be a finite real number (e.g. 0.1 or 1/3), "
+                                             f"got {text!r}") from None
 
     return conv
 
@@ -158,14 +176,14 @@ def float_list(text):
         if ":" in text:
             a, b, k = text.split(":")
             n = int(k)
-            if not 1 <= n <= MAX_GRID or not (math.isfinite(float(a)) and math.isfinite(float(b))):
+            if not 1 <= n <= MAX_GRID:
                 raise ValueError
-            vals = [float(v) for v in np.linspace(float(a), float(b), n)]
+            vals = [float(v) for v in np.linspace(_real(a), _real(b), n)]
         else:
             items = [v for v in text.split(",") if v.strip()]
             if len(items) > MAX_GRID:
                 raise ValueError
-            vals = [float(v) for v in items]
+            vals = [_real(v) for v in items]
     except ValueError:
         raise argparse.ArgumentTypeError(bad) from None
     if not vals or not all(math.isfinite(v) for v in vals):
@@ -174,10 +192,11 @@ def float_list(text):
 
 
 class Progress:
-    """Progress indicator on stderr, shown only for runs longer than ``after`` seconds."""
+    """Progress indicator on stderr, shown only for runs longer than ``after`` seconds: items done / total,
+    elapsed time and (with ``eta=True``) the estimated time to completion."""
 
-    def __init__(self, label, quiet=False, after=2.0):
-        self.label, self.quiet, self.after = label, quiet, after
+    def __init__(self, label, quiet=False, after=2.0, unit="repetition", eta=False):
+        self.label, self.quiet, self.after, self.unit, self.eta = label, quiet, after, unit, eta
         self.t0 = time.perf_counter()
         self.shown = False
 
@@ -188,4 +207,6 @@ class Progress:
         if el >= self.after:
             self.shown = True
             end = "\n" if i == total else ""
-            print(f"\r{self.label}: repetition {i}/{total} ({el:.1f} s)", end=end, file=sys.stderr, flush=True)
+            left = f", ETA {el / i * (total - i):.0f} s" if self.eta and 0 < i < total else ""
+            print(f"\r{self.label}: {self.unit} {i}/{total} ({el:.1f} s{left})  ", end=end, file=sys.stderr,
+                  flush=True)

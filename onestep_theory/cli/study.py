@@ -1,7 +1,11 @@
-"""``onestep-theory study``: a finite-size study of a simulation protocol against the sRF theory, resumable
-(docs/theory/numerics.md §8)."""
+"""``onestep-theory study`` (a finite-size study of a simulation protocol, resumable, serial or on Dask) and
+``onestep-theory store ls|show|export`` (the results store) (docs/theory/numerics.md §8)."""
 
 from __future__ import annotations
+
+import csv
+import json
+import sys
 
 from .common import Progress, add_json, command, emit, float_arg, float_list, int_in, output_path
 
@@ -9,65 +13,148 @@ __all__ = ["COMMANDS"]
 
 COMMANDS: dict = {}
 
+#: Command-line flag -> protocol parameter name.
+_PARAMS = {"student": "student", "teacher": "teacher", "alpha": "alpha", "beta": "beta", "lam": "lam",
+           "alpha0": "alpha0", "eta": "eta", "r": "r", "c": "c", "gamma": "gamma", "phi": "phi", "psi": "psi",
+           "ell": "ell", "noise_var": "noise_var", "n_test": "n_test"}
+
+
+def _params(args, pr):
+    from ..core.errors import InvalidParameterError
+
+    given = {name: getattr(args, flag) for flag, name in _PARAMS.items() if getattr(args, flag) is not None}
+    unused = [n for n in given if n not in pr.required + pr.optional]
+    if unused:
+        raise InvalidParameterError("--" + unused[0].replace("_", "-"), given[unused[0]],
+                                    f"absent: the {pr.name} protocol takes only "
+                                    f"{', '.join('--' + n.replace('_', '-') for n in pr.required + pr.optional)}")
+    return pr.check(given)
+
 
 def _run(args):
     from ..core.errors import InvalidParameterError
-    from ..srf import srf_solve
-    from ..study import ResultStore, run_study
+    from ..study import ResultStore, protocol_of, run_study
+    from ..study.plot import plot_study
 
-    params = dict(student=args.student, teacher=args.teacher, alpha=args.alpha, beta=args.beta, lam=args.lam)
-    if args.protocol == "giant-step":
-        params.update(alpha0=args.alpha0, eta=args.eta)
-        theory = srf_solve(args.student, args.teacher, alpha0=repr(args.alpha0), eta=repr(args.eta),
-                           alpha=repr(args.alpha), beta=repr(args.beta), lam=repr(args.lam))
-    else:
-        if None in (args.r, args.c, args.gamma):
-            raise InvalidParameterError("r, c, gamma", (args.r, args.c, args.gamma), "all three for the srf protocol")
-        params.update(r=args.r, c=args.c, gamma=args.gamma)
-        theory = srf_solve(args.student, args.teacher, r=repr(args.r), c=repr(args.c), gamma=repr(args.gamma),
-                           alpha=repr(args.alpha), beta=repr(args.beta), lam=repr(args.lam))
+    pr = protocol_of(args.protocol)
+    params = _params(args, pr)
     sizes = [int(round(v)) for v in args.d]
+    if not all(float(k).is_integer() and 2 <= k <= 1000 for k in args.reps) or len(args.reps) not in (1, len(sizes)):
+        raise InvalidParameterError("--reps", ",".join(f"{k:g}" for k in args.reps),
+                                    "one integer in [2, 1000], or one per size")
+    reps = [int(k) for k in args.reps] * (len(sizes) if len(args.reps) == 1 else 1)
+    if args.scheduler is not None and args.workers is not None:
+        raise InvalidParameterError("--workers", args.workers, "not given with --scheduler (the cluster has its own)")
     with ResultStore(args.store) as st:
         tag = dict(params, root_seed=args.seed)
-        done = sum(st.has(args.protocol, tag, d, k) for d in sizes for k in range(args.reps))
+        done = sum(st.has(args.protocol, tag, d, k) for d, n in zip(sizes, reps) for k in range(n))
         if done and not args.resume:
             raise InvalidParameterError("--store", args.store, f"a new store, or --resume: it already holds {done} "
                                         "finished task(s) of this study")
-        out = run_study(args.protocol, params, sizes, args.reps, float(theory.test_error), store=st,
-                        root_seed=args.seed, exponents=tuple(args.exponents),
-                        progress=Progress("study", args.quiet))
-    out["theory_error"] = theory.abs_error
+        res = run_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare, store=st,
+                        root_seed=args.seed, exponents=tuple(args.exponents), workers=args.workers,
+                        scheduler=args.scheduler, progress=Progress("study", args.quiet, unit="task", eta=True))
+    out = res.to_dict()
     out["store"] = args.store
-    fit = out["fit"]
-    lines = [f"finite-size study, {args.protocol}: theory eps_g = {float(theory.test_error):.10g} "
-             f"(+/- {theory.abs_error:.1e}); {out['executed']} task(s) run, {out['reused']} reused from {args.store}",
-             f"{'d':>8} {'gap':>12} {'se':>10} {'relative':>10}"]
-    lines += [f"{r['d']:>8} {r['gap']:>12.5g} {r['se']:>10.2g} {r['relative_gap']:>10.3%}" for r in out["sizes"]]
-    if fit is not None:
-        lines.append(f"g_inf = {fit['g_inf']:.4g} +- {fit['se']:.2g} (chi2 {fit['chi2']:.2f} on {fit['dof']} dof); "
-                     f"{fit['verdict']}")
+    if args.plot:
+        out["plot"] = plot_study(res, args.plot)
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            wr = csv.writer(fh)
+            wr.writerow(["comparison", "d", "reps", "gap", "se", "relative_gap"])
+            for name, comp in res.comparisons.items():
+                wr.writerows([name, r["d"], r["reps"], repr(r["gap"]), repr(r["se"]), repr(r["relative_gap"])]
+                             for r in comp["sizes"])
+    run = res.run
+    lines = [f"finite-size study, {res.protocol}: theory {res.key} = {res.theory:.10g} (+/- {res.theory_error:.1e}); "
+             f"{run['executed']} task(s) run ({run['executor']}), {run['reused']} reused from {args.store}"]
+    for name, comp in res.comparisons.items():
+        lines.append(f"[{'*' if name == res.compare else ' '}] simulation - {name}"
+                     + (" (paired, on each task's own weights)" if name != "theory" else ""))
+        lines.append(f"{'d':>8} {'reps':>5} {'gap':>12} {'se':>10} {'relative':>10}")
+        lines += [f"{r['d']:>8} {r['reps']:>5} {r['gap']:>12.5g} {r['se']:>10.2g} {r['relative_gap']:>10.3%}"
+                  for r in comp["sizes"]]
+        fit = comp["fit"]
+        lines.append(f"    g_inf = {fit['g_inf']:.4g} +- {fit['se']:.2g} (chi2 {fit['chi2']:.2f} on {fit['dof']} dof); "
+                     f"{fit['verdict']}" if fit is not None else
+                     f"    no extrapolation: needs more than {len(args.exponents)} sizes")
     emit(args, out, "\n".join(lines))
     return 0
 
 
-@command(COMMANDS, "study", "finite-size study: gaps to the sRF theory on a ladder of d, extrapolated to d -> inf")
+@command(COMMANDS, "study", "finite-size study: gaps to the theory on a ladder of d, extrapolated to d -> inf")
 def _setup(p):
-    p.add_argument("protocol", choices=["giant-step", "srf"])
+    from ..study import PROTOCOLS
+
+    p.add_argument("protocol", choices=list(PROTOCOLS))
     p.add_argument("--student", required=True)
-    p.add_argument("--teacher", required=True)
-    for name, hlp in (("--alpha", "n/d"), ("--beta", "p/d"), ("--lam", "ridge lambda > 0")):
-        p.add_argument(name, type=float_arg(name), required=True, help=hlp)
-    p.add_argument("--alpha0", type=float_arg("--alpha0"), help="n0/d (giant-step)")
-    p.add_argument("--eta", type=float_arg("--eta"), help="eta tilde (giant-step)")
-    for name in ("--r", "--c", "--gamma"):
-        p.add_argument(name, type=float_arg(name), help="sRF parameter (srf protocol)")
+    p.add_argument("--teacher", help="teacher (giant-step, srf, spike-model)")
+    for name, hlp in (("--alpha", "n/d (giant-step, srf)"), ("--beta", "p/d (giant-step, srf)"),
+                      ("--lam", "ridge lambda > 0"), ("--alpha0", "n0/d (giant-step)"),
+                      ("--eta", "eta tilde (giant-step)"), ("--r", "sRF spike (srf)"), ("--c", "sRF bulk variance (srf)"),
+                      ("--gamma", "sRF overlap (srf)"), ("--phi", "d/n (spike-model, traces)"),
+                      ("--psi", "d/N (spike-model, traces)"), ("--noise-var", "label noise variance")):
+        p.add_argument(name, type=float_arg(name), help=hlp)
+    p.add_argument("--ell", type=int_in("--ell", 0, 8), help="number of spikes (spike-model)")
+    p.add_argument("--n-test", type=int_in("--n-test", 100, 10**7), help="test points per task")
+    p.add_argument("--key", help="simulated quantity (default: test_error; delta or lambda_test; m1, m2, ...)")
+    p.add_argument("--compare", default="theory", help="theory (default), or a paired reference: f1, measured "
+                                                        "(giant-step; every one is reported)")
     p.add_argument("--d", type=float_list, required=True, help="sizes, e.g. 250,500,1000")
-    p.add_argument("--reps", type=int_in("--reps", 2, 1000), default=4, help="seeds per size (default 4)")
+    p.add_argument("--reps", type=float_list, default=[4], help="seeds per size: one count, or one per size "
+                                                               "(e.g. 24,16,8; default 4)")
     p.add_argument("--seed", type=int_in("--seed", 0, 2**63 - 1), default=0, help="root seed")
     p.add_argument("--exponents", type=float_list, default=[0.5, 1.0], help="exponents e_k of the d^-e_k terms")
+    p.add_argument("--workers", type=int_in("--workers", 1, 256),
+                   help="1: serial; N: a local Dask cluster of N processes (default: one per core, serial without "
+                        "the [distributed] extra)")
+    p.add_argument("--scheduler", help="address of a running Dask scheduler (tcp://host:8786)")
     p.add_argument("--store", type=output_path, default="onestep-study.sqlite",
                    help="results store (SQLite; default onestep-study.sqlite)")
     p.add_argument("--resume", action="store_true", help="continue a study already in the store (no task runs twice)")
+    p.add_argument("--plot", type=output_path, help="plot of gap vs d^-1/2 with the fit (PNG/PDF/SVG)")
+    p.add_argument("--csv", type=output_path, help="per-size gaps of every comparison as CSV")
     p.add_argument("--quiet", action="store_true")
     add_json(p)
     return _run
+
+
+def _store(args):
+    from ..study import ResultStore
+    from ..study.store import canonical_json
+
+    with ResultStore(args.path, create=False) as st:
+        if args.action == "export":
+            n = st.export(args.out or sys.stdout, args.format, protocol=args.protocol, all_versions=args.all_versions)
+            if args.out:
+                print(f"{n} task(s) written to {args.out}", file=sys.stderr)
+            return 0
+        rows = st.rows(args.protocol, all_versions=args.all_versions)
+    studies = {}
+    for r in rows:
+        s = studies.setdefault((r["protocol"], r["version"], canonical_json(r["params"])), {})
+        s[r["d"]] = s.get(r["d"], 0) + 1
+    if args.action == "ls":
+        listing = [{"protocol": pr, "version": v, "params": json.loads(params), "tasks": sum(c.values()),
+                    "tasks_per_d": {str(d): c[d] for d in sorted(c)}} for (pr, v, params), c in studies.items()]
+        text = "\n".join(f"{s['protocol']:<12} v{s['version']:<8} {s['tasks']:>5} task(s)  "
+                         f"d: {', '.join(f'{d}x{k}' for d, k in s['tasks_per_d'].items())}\n    {s['params']}"
+                         for s in listing) or f"{args.path}: no task stored"
+        emit(args, {"store": args.path, "studies": listing}, text)
+        return 0
+    text = "\n".join(f"{r['protocol']:<12} d={r['d']:<6} k={r['seed_index']:<4} {r['seconds'] or 0:8.2f} s  "
+                     f"{r['result']}" for r in rows) or f"{args.path}: no task stored"
+    emit(args, {"store": args.path, "tasks": rows}, text)
+    return 0
+
+
+@command(COMMANDS, "store", "the results store of finite-size studies: ls | show | export")
+def _setup_store(p):
+    p.add_argument("action", choices=["ls", "show", "export"])
+    p.add_argument("path", help="the store (SQLite file written by `study`)")
+    p.add_argument("--protocol", help="only this protocol")
+    p.add_argument("--all-versions", action="store_true", help="also rows of other package versions")
+    p.add_argument("--format", choices=["csv", "json"], default="csv", help="export format (default csv)")
+    p.add_argument("--out", type=output_path, help="export to this file (default: standard output)")
+    add_json(p)
+    return _store

@@ -1,4 +1,4 @@
-"""Output helpers of the reproduction: tables (CSV + JSON), plots (matplotlib if installed), z-scores against the
+"""Output helpers of the reproduction: tables (CSV + JSON), z-scores against the
 standard error (docs/theory/srf-theory.md §10), log."""
 
 from __future__ import annotations
@@ -9,10 +9,9 @@ import pathlib
 import sys
 import time
 
-
 from ..core.results import serialize
 
-__all__ = ["Log", "plotting", "write_table", "z_score", "fmt_cell"]
+__all__ = ["Log", "write_table", "z_score", "fmt_cell"]
 
 class Log:
     """Progress lines on stderr with the elapsed time (silent with ``quiet``)."""
@@ -24,19 +23,6 @@ class Log:
     def __call__(self, msg):
         if not self.quiet:
             print(f"[reproduce {time.perf_counter() - self.t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
-
-
-def plotting():
-    """matplotlib.pyplot with the Agg backend, or None when matplotlib is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        return plt
-    except ImportError:
-        return None
 
 
 def write_table(out: pathlib.Path, name: str, rows: list, extra: dict):

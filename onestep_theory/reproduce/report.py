@@ -26,7 +26,8 @@ import numpy as np
 from .. import __version__
 from ..core.errors import InvalidParameterError
 from ..core.results import serialize
-from .output import Log, fmt_cell, plotting
+from ..core.plotting import plotting
+from .output import Log, fmt_cell
 from .spikes import exp_resolvent, exp_test_gain, exp_training_gain
 from .srf import exp_bounds, exp_spectrum, exp_srf_curves
 

@@ -61,7 +61,8 @@ def ridge_sum(Phi, y, p, n_lam=1):
 
 
 def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, noise_var=0.0, n_test=20000,
-                   seed=0, reps=1, batch=4000, progress=None, force=False, readout=None, loss=None) -> SimulationResult:
+                   seed=0, reps=1, batch=4000, progress=None, force=False, readout=None, loss=None,
+                   weights_hook=None) -> SimulationResult:
     r"""Full network protocol of docs/theory/srf-theory.md §10.2 (one giant step, ridge on fresh data).
 
     :math:`W^0` with unit rows, :math:`a^0=u/\sqrt p`, step on :math:`n_0=\alpha_0d`
@@ -83,8 +84,14 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
     ``loss`` (docs/theory/srf-theory.md §4.9): the readout minimises :math:`\sum\ell(y,f)+\frac\lambda2\|a\|^2`
     instead (:func:`~onestep_theory.simulate.base.fit_convex`; one λ); the result then also has
     ``class_error`` (:math:`\mathbb P[\mathrm{sign}f\ne\mathrm{sign}y]` on the test points).
+
+    ``weights_hook(W0, W1, theta)``, if given, is called once per repetition with the first layer before and
+    after the step and the teacher direction; the scalars of the dict it returns join that repetition's results
+    (a paired comparison on the repetition's own weights, e.g. the F1 theory of docs/theory/numerics.md §8).
     """
     rd = _readout(readout)
+    if weights_hook is not None and not callable(weights_hook):
+        raise InvalidParameterError("weights_hook", weights_hook, "a callable (W0, W1, theta) -> dict, or None")
     ls = _loss(loss, lam)
     d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force)
     labels, blocks = _groups(rd, p) if rd.kind == "finite" else ([], [])
@@ -118,6 +125,8 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
         for lab, b in zip(labels, blocks):
             row.update({f"{key}[{lab}]": val for key, val in _step_stats(D[b], W1[b], theta).items()})
         del D
+        if weights_hook is not None:
+            row.update({str(k): float(v) for k, v in weights_hook(W0, W1, theta).items()})
         if rd.kind == "gaussian":
             row.update(u_mean=float(u.mean()), u_std=float(u.std(ddof=1)) if p > 1 else 0.0)
         X = rtr.standard_normal((n, d))

@@ -1,31 +1,36 @@
 r"""Running a finite-size study: one task per (size d, seed index), results kept in a store (docs/theory/numerics.md §8).
 
-Every task is one repetition of a simulation protocol at one size.  Its seed is a ``SeedSequence`` of
-(root seed, a hash of the protocol and its parameters, d, seed index), so a task's result does not depend on
-which other tasks run, in which order or on how many workers.  A finished task is written to the store at once
-and never recomputed: an interrupted study resumes where it stopped.  The gaps (simulation minus theory) are
-averaged per size and extrapolated by :func:`~onestep_theory.study.fit.extrapolate`.
+Every task is one repetition of a simulation protocol (:mod:`~onestep_theory.study.protocols`) at one size.  Its
+seed is a ``SeedSequence`` of (root seed, a hash of the protocol and its parameters, d, seed index), and it runs
+with one BLAS thread, so a task's result is the same bit for bit whichever other tasks run, in which order, in
+which process and on how many workers.  A finished task is written to the store at once and never recomputed: an
+interrupted study resumes where it stopped.  Tasks run serially (``workers=1``) or on Dask
+(:mod:`~onestep_theory.study.cluster`).  The per-task gaps (simulation minus theory, or minus a paired reference
+computed on the task's own weights) are averaged per size and extrapolated by
+:func:`~onestep_theory.study.fit.extrapolate`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
+import os
 import time
 
 import numpy as np
 
 from ..core.errors import InvalidParameterError
-from ..core.results import provenance
-from ..simulate import sim_giant_step, sim_srf
+from ..core.results import Result, provenance
+from .cluster import dask_available, map_tasks
 from .fit import extrapolate
+from .protocols import protocol_of
 from .store import ResultStore, canonical_json
 
-__all__ = ["PROTOCOLS", "task_seed", "run_task", "run_study"]
+__all__ = ["task_seed", "run_task", "run_study", "StudyResult", "MAX_TASKS"]
 
-#: Protocols a study can run: name -> the simulator (one repetition per task).
-PROTOCOLS = {"giant-step": sim_giant_step, "srf": sim_srf}
-_MAX_TASKS = 10_000
+#: At most this many tasks in one study (bounded work for any input).
+MAX_TASKS = 10_000
 
 
 def task_seed(root: int, protocol: str, params: dict, d: int, k: int) -> np.random.SeedSequence:
@@ -35,55 +40,165 @@ def task_seed(root: int, protocol: str, params: dict, d: int, k: int) -> np.rand
 
 
 def run_task(protocol: str, params: dict, d: int, k: int, root: int) -> dict:
-    """One repetition of ``protocol`` at size d with the seed of task (d, k); returns the scalar results."""
-    sim = PROTOCOLS[protocol](d=d, seed=task_seed(root, protocol, params, d, k), reps=1, progress=None, **params)
-    return {name: float(st.mean) for name, st in sim.stats.items()}
+    """One repetition of ``protocol`` at size d with the seed of task (d, k), on one BLAS thread; the scalar
+    results.  The same inputs give the same bits in any process."""
+    from threadpoolctl import threadpool_limits
+
+    pr = protocol_of(protocol)
+    with threadpool_limits(limits=1):
+        return pr.simulate(pr.check(params), d, task_seed(root, protocol, params, d, k))
 
 
-def run_study(protocol: str, params: dict, sizes, reps: int, theory: float, *, store=None, root_seed: int = 0,
-              key: str = "test_error", exponents=(0.5, 1.0), progress=None) -> dict:
-    r"""Run (or resume) a study of ``protocol`` with ``params`` over ``sizes`` × ``reps`` seeds, serially.
+@dataclasses.dataclass
+class StudyResult(Result):
+    """A finite-size study (docs/theory/numerics.md §8): per-size gaps and the extrapolation for the chosen
+    comparison, the same for every other comparison the protocol offers, and how the run went (``run``: tasks
+    executed and reused, seconds, executor; the only part that differs between two runs of one study)."""
 
-    ``theory`` is the asymptotic value of ``key``; the per-size gaps :math:`\hat\varepsilon-\varepsilon_{\rm theory}`
-    (mean, standard error over the seeds) are extrapolated to :math:`d\to\infty`.  ``store`` is a
-    :class:`~onestep_theory.study.store.ResultStore` or a path; tasks already in it are not run again.  Returns
-    a dict with the per-size table, the fit, and how many tasks were executed and reused.
+    protocol: str
+    params: dict
+    key: str
+    compare: str
+    theory: float
+    theory_error: float
+    sizes: list
+    fit: dict | None
+    comparisons: dict
+    root_seed: int
+    run: dict
+    provenance: dict
+
+    @property
+    def executed(self) -> int:
+        return self.run["executed"]
+
+    @property
+    def reused(self) -> int:
+        return self.run["reused"]
+
+    def results(self) -> dict:
+        """Everything but ``run``: identical for every run of the same study (any workers, any order, resumed)."""
+        out = self.to_dict()
+        out.pop("run")
+        return out
+
+
+def _table(rows_by_d: dict, gap) -> list:
+    out = []
+    for d, rows in rows_by_d.items():
+        v = np.asarray([gap(r) for r in rows], dtype=float)
+        out.append({"d": d, "gap": float(v.mean()), "se": float(v.std(ddof=1) / math.sqrt(len(v))), "reps": len(v)})
+    return out
+
+
+def _fit(table, exponents):
+    if len(table) <= len(exponents) or any(not r["se"] > 0 for r in table):
+        return None
+    return extrapolate([r["d"] for r in table], [r["gap"] for r in table], [r["se"] for r in table],
+                       exponents).to_dict()
+
+
+def _ladder(sizes, reps):
+    """Sorted distinct sizes and the seeds per size (``reps``: one count for all, or one per size)."""
+    try:
+        sizes = [int(d) for d in sizes]
+        counts = [reps] * len(sizes) if isinstance(reps, (int, np.integer)) else list(reps)
+    except (TypeError, ValueError):
+        counts = None
+    allowed = f"sizes >= 10 (distinct), reps >= 2 (one count, or one per size), at most {MAX_TASKS} tasks"
+    if (not counts or len(counts) != len(sizes) or len(set(sizes)) != len(sizes) or min(sizes) < 10
+            or not all(isinstance(k, (int, np.integer)) and k >= 2 for k in counts) or sum(counts) > MAX_TASKS):
+        raise InvalidParameterError("sizes, reps", (sizes, reps), allowed)
+    per = dict(zip(sizes, (int(k) for k in counts)))
+    return sorted(per), per
+
+
+def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None = None, compare: str = "theory",
+              theory=None, store=None, root_seed: int = 0, exponents=(0.5, 1.0), workers: int | None = 1,
+              scheduler: str | None = None, progress=None) -> StudyResult:
+    r"""Run (or resume) a finite-size study of ``protocol`` with ``params`` over ``sizes`` × ``reps`` seeds
+    (``reps`` one count, or one per size).
+
+    Parameters
+    ----------
+    protocol, params :
+        A protocol of :data:`~onestep_theory.study.protocols.PROTOCOLS` and its parameters.
+    key : str
+        The simulated quantity (default: the protocol's first, e.g. ``test_error``).
+    compare : str
+        ``"theory"`` (the d → ∞ value, computed here unless ``theory=(value, error)`` is given) or a paired
+        reference of the protocol (``"f1"``, ``"measured"`` for ``giant-step``).  Every other comparison the
+        protocol offers is reported too, under ``comparisons``.
+    store :
+        A :class:`~onestep_theory.study.store.ResultStore` or a path (default: in memory); tasks already in it are
+        not run again.
+    workers, scheduler :
+        ``workers=1``: serially in this process; ``workers=N``: a local Dask cluster of N processes; ``None``: one
+        process per core (serially if Dask is not installed); ``scheduler``: the Dask cluster at that address.
+    progress : callable(done, total), optional
+        Called after each task executed in this run.
     """
-    if protocol not in PROTOCOLS:
-        raise InvalidParameterError("protocol", protocol, " or ".join(PROTOCOLS))
-    sizes = sorted({int(d) for d in sizes})
-    if not sizes or sizes[0] < 10 or not isinstance(reps, int) or reps < 2 or len(sizes) * reps > _MAX_TASKS:
-        raise InvalidParameterError("sizes, reps", (sizes, reps), f"sizes >= 10, reps >= 2, at most {_MAX_TASKS} tasks")
+    pr = protocol_of(protocol)
+    params = pr.check(dict(params))
+    key = pr.keys[0] if key is None else key
+    if key not in pr.keys:
+        raise InvalidParameterError("key", key, " or ".join(pr.keys))
+    if compare not in ("theory",) + pr.paired:
+        raise InvalidParameterError("compare", compare, " or ".join(("theory",) + pr.paired))
+    sizes, reps = _ladder(sizes, reps)
+    if workers is not None and (not isinstance(workers, int) or not 1 <= workers <= 256):
+        raise InvalidParameterError("workers", workers, "an integer in [1, 256], or None (one per core)")
+    th, th_err = pr.theory(params, key) if theory is None else (float(theory[0]), float(theory[1]))
     own = not isinstance(store, ResultStore)
     st = ResultStore(store if store is not None else ":memory:") if own else store
-    t0, executed, reused, rows = time.perf_counter(), 0, 0, []
+    tag = dict(params, root_seed=int(root_seed))
+    t0, done = time.perf_counter(), {}
     try:
-        total = len(sizes) * reps
-        for d in sizes:
-            vals = []
-            for k in range(reps):
-                tag = dict(params, root_seed=int(root_seed))
-                res = st.get(protocol, tag, d, k)
-                if res is None:
-                    ts = time.perf_counter()
-                    res = run_task(protocol, params, d, k, root_seed)
-                    st.put(protocol, tag, d, k, res, time.perf_counter() - ts)
-                    executed += 1
-                else:
-                    reused += 1
-                vals.append(res[key] - theory)
-                if callable(progress):
-                    progress(executed + reused, total)
-            v = np.asarray(vals)
-            rows.append({"d": d, "gap": float(v.mean()), "se": float(v.std(ddof=1) / math.sqrt(len(v))),
-                         "relative_gap": float(v.mean() / theory) if theory else math.nan, "reps": len(v)})
+        tasks = [(d, k) for d in sizes for k in range(reps[d])]
+        for d, k in tasks:
+            res = st.get(protocol, tag, d, k)
+            if res is not None:
+                done[(d, k)] = res
+        pending = [t for t in tasks if t not in done]
+        reused, by_key = len(done), {st.key(protocol, tag, d, k): (d, k) for d, k in pending}
+
+        def on_result(tkey, result, seconds):
+            d, k = by_key[tkey]
+            st.put(protocol, tag, d, k, result, seconds)
+            done[(d, k)] = result
+            if callable(progress):
+                progress(len(done) - reused, len(pending))
+
+        if workers is None:
+            workers = (os.cpu_count() or 1) if (dask_available() or scheduler) else 1
+        if not pending:
+            executor = "none (every task was in the store)"
+        elif workers == 1 and scheduler is None:
+            for tkey, (d, k) in by_key.items():
+                ts = time.perf_counter()
+                result = run_task(protocol, params, d, k, root_seed)
+                on_result(tkey, result, time.perf_counter() - ts)
+            executor = "serial"
+        else:
+            executor = map_tasks(run_task, [(tkey, (protocol, params, d, k, root_seed)) for tkey, (d, k) in
+                                            by_key.items()], on_result, workers=workers, scheduler=scheduler)
     finally:
         if own:
             st.close()
-    fit = extrapolate([r["d"] for r in rows], [r["gap"] for r in rows], [r["se"] for r in rows], exponents) \
-        if len(rows) > len(exponents) else None
-    return {"protocol": protocol, "params": params, "theory": theory, "key": key, "sizes": rows,
-            "fit": fit.to_dict() if fit is not None else None, "executed": executed, "reused": reused,
-            "seconds": time.perf_counter() - t0,
-            "provenance": provenance(method="serial tasks, SeedSequence per (root, protocol, d, k); WLS extrapolation",
-                                     references=["docs/theory/numerics.md §8"])}
+    rows_by_d = {d: [done[(d, k)] for k in range(reps[d])] for d in sizes}
+    comparisons = {}
+    for name in ("theory",) + pr.paired:
+        if name == "theory":
+            table = _table(rows_by_d, lambda r: r[key] - th)
+        else:
+            table = _table(rows_by_d, lambda r, ref=f"theory_{name}": r[key] - r[ref])
+        for row in table:
+            row["relative_gap"] = row["gap"] / th if th else math.nan
+        comparisons[name] = {"sizes": table, "fit": _fit(table, tuple(exponents))}
+    chosen = comparisons[compare]
+    return StudyResult(
+        protocol=protocol, params=params, key=key, compare=compare, theory=th, theory_error=th_err,
+        sizes=chosen["sizes"], fit=chosen["fit"], comparisons=comparisons, root_seed=int(root_seed),
+        run={"executed": len(pending), "reused": reused, "seconds": time.perf_counter() - t0, "executor": executor},
+        provenance=provenance(method="one task per (d, seed index), SeedSequence([root, hash, d, k]), one BLAS "
+                                     "thread per task; WLS extrapolation in d^-e", references=["docs/theory/numerics.md §8"]))

@@ -1,0 +1,129 @@
+r"""The simulation protocols a finite-size study can run, and the theory each is compared with
+(docs/theory/numerics.md §8).
+
+==================  =====================================================  ==============================================
+protocol            one task = one repetition of                           theory (d → ∞) and per-task paired references
+==================  =====================================================  ==============================================
+``giant-step``      :func:`~onestep_theory.simulate.sim_giant_step`        ``srf_solve`` at Result 3.1's (r, c, γ);
+                                                                           ``f1``: the F1 theory on the repetition's own
+                                                                           trained first layer; ``measured``: the sRF
+                                                                           theory at the repetition's measured (r, c, γ)
+``srf``             :func:`~onestep_theory.simulate.sim_srf`               ``srf_solve`` at the given (r, c, γ)
+``spike-model``     :func:`~onestep_theory.simulate.sim_spike_model`       ``gains``: Δ_ℓ (``delta``), Λ_ℓ (``lambda_test``)
+``traces``          :func:`~onestep_theory.simulate.sim_resolvent`         ``resolvent``: m1, m2 and their λ-derivatives
+==================  =====================================================  ==============================================
+
+A paired reference is computed inside the task from the task's own weights, so the gap
+(network − reference) has the weights' fluctuation removed: the variance of the paired gap is what is left
+of the data's.  Every theory value comes with an error estimate (the solver's, or the change from 15 to 25
+digits for the spike theory), reported next to the gaps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+
+from ..core.errors import InvalidParameterError
+
+__all__ = ["PROTOCOLS", "Protocol", "protocol_of"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Protocol:
+    """A study protocol: its simulator, parameters, keys and theory (docs/theory/numerics.md §8)."""
+
+    name: str
+    required: tuple
+    optional: tuple
+    keys: tuple
+    paired: tuple = ()
+
+    def check(self, params: dict) -> dict:
+        """``params`` with every required name present and no unknown name (one clear error otherwise)."""
+        missing = [k for k in self.required if params.get(k) is None]
+        unknown = [k for k in params if k not in self.required + self.optional]
+        if missing or unknown:
+            raise InvalidParameterError("params", sorted(missing + unknown),
+                                        f"{self.name} needs {', '.join(self.required)}; optional "
+                                        f"{', '.join(self.optional) or 'none'}")
+        return {k: v for k, v in params.items() if v is not None}
+
+    def simulate(self, params: dict, d: int, seed) -> dict:
+        """One repetition at size d with ``seed``; the scalar results (means of one repetition)."""
+        from .. import simulate as S
+
+        p = dict(params)
+        if self.name == "giant-step":
+            hook = partial(_paired_references, p["student"], p["teacher"], p["alpha"], p["beta"], p["lam"],
+                           p.get("noise_var", 0.0))
+            res = S.sim_giant_step(d=d, seed=seed, reps=1, progress=None, weights_hook=hook, **p)
+        elif self.name == "srf":
+            res = S.sim_srf(d=d, seed=seed, reps=1, progress=None, **p)
+        elif self.name == "spike-model":
+            res = S.sim_spike_model(d=d, seed=seed, reps=1, progress=None, **p)
+        else:
+            res = S.sim_resolvent(d=d, seed=seed, reps=1, progress=None, **p)
+        return {name: float(st.mean) for name, st in res.stats.items()}
+
+    def theory(self, params: dict, key: str) -> tuple:
+        """``(value, error estimate)`` of ``key`` in the d → ∞ theory at ``params`` (float64)."""
+        if key not in self.keys:
+            raise InvalidParameterError("key", key, " or ".join(self.keys))
+        p = params
+        if self.name in ("giant-step", "srf"):
+            from ..srf import srf_solve
+
+            extra = ({"alpha0": repr(p["alpha0"]), "eta": repr(p["eta"])} if self.name == "giant-step"
+                     else {n: repr(p[n]) for n in ("r", "c", "gamma")})
+            sol = srf_solve(p["student"], p["teacher"], alpha=repr(p["alpha"]), beta=repr(p["beta"]),
+                            lam=repr(p["lam"]), noise_var=repr(p.get("noise_var", 0.0)), **extra)
+            return float(sol.test_error), float(sol.abs_error)
+        if self.name == "spike-model":
+            from ..spikes import gains
+
+            def at(dps):
+                g = gains(p["student"], p["teacher"], repr(p["phi"]), repr(p["psi"]), repr(p["lam"]),
+                          ell=p.get("ell", 2), noise_var=repr(p.get("noise_var", 0.0)), dps=dps)
+                return float((g.delta if key == "delta" else g.lambda_test)[-1])
+
+            lo, hi = at(15), at(25)
+            return hi, abs(hi - lo)
+        from ..spikes import resolvent
+
+        res = resolvent(p["student"], repr(p["phi"]), repr(p["psi"]), repr(p["lam"]))
+        return float(getattr(res, key)), float(res.errors[key])
+
+
+def _paired_references(student, teacher, alpha, beta, lam, noise_var, W0, W1, theta) -> dict:
+    r"""The paired references of one giant-step repetition (docs/theory/numerics.md §8): the F1 theory on the
+    trained bulk (``from_trained`` + ``empirical_from_weights``, docs/theory/srf-theory.md §4.6) and the sRF theory
+    at the measured (r, c, γ); each with its solver's error estimate."""
+    from ..srf import empirical_from_weights, from_trained, srf_solve
+
+    r, c, v, Wt = from_trained(W1, W0)
+    gam = float(theta @ v)
+    common = dict(r=r, c=c, gamma=gam, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, tol=1e-8)
+    f1 = srf_solve(student, teacher, spectrum="empirical", empirical=empirical_from_weights(Wt, v, theta), **common)
+    ms = srf_solve(student, teacher, **common)
+    return {"theory_f1": float(f1.test_error), "theory_f1_error": float(f1.abs_error),
+            "theory_measured": float(ms.test_error), "theory_measured_error": float(ms.abs_error)}
+
+
+_SRF = ("student", "teacher", "alpha", "beta", "lam")
+_SPIKE = ("student", "phi", "psi", "lam")
+#: Protocols by name.
+PROTOCOLS = {
+    "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "readout"),
+                           ("test_error",), paired=("f1", "measured")),
+    "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test"), ("test_error",)),
+    "spike-model": Protocol("spike-model", _SPIKE + ("teacher",), ("ell", "noise_var"), ("delta", "lambda_test")),
+    "traces": Protocol("traces", _SPIKE, ("bulk",), ("m1", "m2", "dm1_dlam", "dm2_dlam")),
+}
+
+
+def protocol_of(name: str) -> Protocol:
+    """The protocol called ``name`` (a clear error naming the valid ones otherwise)."""
+    if name not in PROTOCOLS:
+        raise InvalidParameterError("protocol", name, " or ".join(PROTOCOLS))
+    return PROTOCOLS[name]
