@@ -26,8 +26,8 @@ def _params(args, pr):
     unused = [n for n in given if n not in pr.required + pr.optional]
     if unused:
         raise InvalidParameterError("--" + unused[0].replace("_", "-"), given[unused[0]],
-                                    f"absent: the {pr.name} protocol takes only "
-                                    f"{', '.join('--' + n.replace('_', '-') for n in pr.required + pr.optional)}")
+                                    f"a flag of another protocol ({pr.name} takes only "
+                                    f"{', '.join('--' + n.replace('_', '-') for n in pr.required + pr.optional)})")
     return pr.check(given)
 
 
@@ -55,6 +55,8 @@ def _run(args):
                         root_seed=args.seed, exponents=tuple(args.exponents), workers=args.workers,
                         scheduler=args.scheduler, progress=Progress("study", args.quiet, unit="task", eta=True))
     out = res.to_dict()
+    run = out["run"]
+    out["run"] = {"executed": run["executed"], "reused": run["reused"]}    # stdout: the same for the same study
     out["store"] = args.store
     if args.plot:
         out["plot"] = plot_study(res, args.plot)
@@ -65,7 +67,9 @@ def _run(args):
             for name, comp in res.comparisons.items():
                 wr.writerows([name, r["d"], r["reps"], repr(r["gap"]), repr(r["se"]), repr(r["relative_gap"])]
                              for r in comp["sizes"])
-    run = res.run
+    if not args.quiet:
+        print(f"study: {run['executed']} task(s) run ({run['executor']}), {run['reused']} reused, "
+              f"{run['seconds']:.1f} s", file=sys.stderr)
     lines = [f"finite-size study, {res.protocol}: theory {res.key} = {res.theory:.10g} (+/- {res.theory_error:.1e}); "
              f"{run['executed']} task(s) run ({run['executor']}), {run['reused']} reused from {args.store}"]
     for name, comp in res.comparisons.items():

@@ -15,7 +15,10 @@ import logging
 
 from ..core.errors import InvalidParameterError
 
-__all__ = ["dask_available", "map_tasks"]
+__all__ = ["dask_available", "map_tasks", "CONNECT_TIMEOUT"]
+
+#: How long to wait for the scheduler given by ``--scheduler`` before giving up.
+CONNECT_TIMEOUT = "20s"
 
 
 def dask_available() -> bool:
@@ -33,7 +36,7 @@ def _client(workers, scheduler):
 
     if scheduler is not None:
         try:
-            client = Client(scheduler, timeout="20s")
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as exc:
             raise InvalidParameterError("--scheduler", scheduler, f"the address of a running Dask scheduler ({exc})") \
                 from None
@@ -41,7 +44,7 @@ def _client(workers, scheduler):
             yield client
         return
     # one BLAS thread per task (run_task enforces it), so one worker process per core
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client
 
