@@ -89,7 +89,7 @@ def test_every_module_cites_its_theory():
 
 
 # ---------------------------------------------------------------- architecture
-LAYERS = {"core": 0, "hermite": 1, "spikes": 2, "srf": 2, "simulate": 3, "reproduce": 4, "study": 4, "cli": 5}
+LAYERS = {"core": 0, "hermite": 1, "spikes": 2, "srf": 2, "simulate": 3, "reproduce": 4, "study": 4, "quantities": 4, "cli": 5}
 
 
 def _imports(path):

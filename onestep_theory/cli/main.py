@@ -17,13 +17,14 @@ import warnings
 
 from .. import __version__
 from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError
-from . import groups, hermite, reproduce, simulate, srf, study, theory
+from . import groups, hermite, quantities, reproduce, simulate, srf, study, theory
+from .convention import FAMILY, rewrite
 from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Parser, add_debug
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
 #: The command groups, in the order of ``--help``.
-COMMAND_MODULES = (hermite, theory, srf, groups, simulate, study, reproduce)
+COMMAND_MODULES = (hermite, theory, srf, groups, quantities, simulate, study, reproduce)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,11 +38,26 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         add_debug(p)
         p.set_defaults(_handler=setup(p))
+        if name in FAMILY:
+            p.add_argument("--convention", help="read the parameter flags in this convention (cui24, dandi24, "
+                                                "moniri23, ba22; docs/theory/conventions.md)")
     return parser
+
+
+def _flags(parser, command) -> set:
+    """The option strings sub-command ``command`` accepts."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {o for a in sub.choices[command]._actions for o in a.option_strings}
 
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = rewrite(argv, lambda command: _flags(parser, command))
+    except InvalidParameterError as exc:
+        print(f"onestep-theory {argv[0] if argv else ''}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:          # usage errors (one line, status 2), --help and --version (status 0)
@@ -62,8 +78,7 @@ def main(argv=None) -> int:
     except InvalidParameterError as exc:
         msg = str(exc)
         flag = "--" + str(exc.param).replace("_", "-")
-        argv_list = sys.argv[1:] if argv is None else list(argv)
-        if flag in argv_list and msg.startswith(f"{exc.param}="):
+        if flag in argv and msg.startswith(f"{exc.param}="):
             msg = flag + msg[len(str(exc.param)):]
         print(f"onestep-theory {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_USAGE

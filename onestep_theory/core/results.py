@@ -80,6 +80,18 @@ class Result:
     def to_json(self, **kw) -> str:
         return json.dumps(self.to_dict(), **kw)
 
+    def _repr_html_(self) -> str:
+        """A table of the fields for notebooks (numbers as serialised: the digits they earned)."""
+        import html
+
+        def cell(v):
+            text = v if isinstance(v, str) else json.dumps(v)
+            return html.escape(text if len(text) <= 300 else text[:300] + " ...")
+
+        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
+                       f"{cell(v)}</td></tr>" for k, v in self.to_dict().items() if k != "provenance")
+        return f"<p><b>{type(self).__name__}</b></p><table>{rows}</table>"
+
 
 def digits_of(value, err) -> int:
     """Significant digits vouched for by an absolute error estimate."""

@@ -78,6 +78,24 @@ class SimulationResult(Result):
         d["stats"] = {k: v.to_dict() for k, v in self.stats.items()}
         return d
 
+    def rows(self) -> list:
+        """One dict per simulated quantity: ``quantity``, ``mean``, ``se``, ``reps``."""
+        return [{"quantity": k, "mean": st.mean, "se": st.se, "reps": len(st.values)} for k, st in self.stats.items()]
+
+    def to_frame(self):
+        """:meth:`rows` as a pandas DataFrame (pandas is optional)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise InvalidParameterError("to_frame", "pandas", "pandas installed (pip install pandas)") from None
+        return pd.DataFrame(self.rows())
+
+    def _repr_html_(self) -> str:
+        body = "".join(f"<tr><td>{r['quantity']}</td><td>{r['mean']:.6g}</td><td>{r['se']:.2g}</td></tr>"
+                       for r in self.rows())
+        return (f"<p><b>simulation {self.protocol}</b> ({self.reps} repetition(s), {self.seconds:.1f} s)</p>"
+                f"<table><tr><th>quantity</th><th>mean</th><th>standard error</th></tr>{body}</table>")
+
 
 def spawn(seed, reps: int, streams: int = 3) -> list:
     """``reps`` tuples of ``streams`` independent Generators (weights, train, test)."""

@@ -112,6 +112,13 @@ class Gains(Result):
     symbolic: dict
     provenance: dict
 
+    def _repr_latex_(self) -> str | None:
+        """The closed forms (``symbolic=True``) as LaTeX for notebooks (docs/theory/spike-theory.md §7.3)."""
+        if not self.symbolic:
+            return None
+        lines = [f"\\Delta_{{{k.split('_')[1]}}} &= {v['latex']}" for k, v in self.symbolic.items()]
+        return "$\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}$"
+
 
 def _is_zero(act: Activation, k: int, dps: int) -> bool:
     if act.is_zero_coeff(k):

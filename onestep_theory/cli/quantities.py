@@ -1,0 +1,154 @@
+"""``onestep-theory check`` (a printed formula against a quantity), ``sweep`` (any quantity over a grid) and
+``convert`` (parameters between the papers' conventions) (docs/theory/checking.md, docs/theory/conventions.md)."""
+
+from __future__ import annotations
+
+import json
+
+from .common import add_json, command, emit, exact_arg, int_in, output_path
+
+__all__ = ["COMMANDS"]
+
+COMMANDS: dict = {}
+
+#: Flag -> parameter name of a quantity (docs/theory/checking.md §1).
+_FIXED = {"phi": "phi", "psi": "psi", "lam": "lam", "noise_var": "noise", "alpha": "alpha", "beta": "beta",
+          "alpha0": "alpha0", "eta": "eta"}
+
+
+def _add_fixed(p):
+    for flag in _FIXED:
+        p.add_argument("--" + flag.replace("_", "-"), type=exact_arg, help=f"fixed {flag} (exact strings such as 1/3)")
+    p.add_argument("--student", required=True)
+    p.add_argument("--teacher")
+
+
+def _fixed(args) -> dict:
+    return {name: getattr(args, flag) for flag, name in _FIXED.items() if getattr(args, flag) is not None}
+
+
+def _check(args):
+    from ..quantities import check
+
+    res = check(args.formula, args.against, student=args.student, teacher=args.teacher, fixed=_fixed(args),
+                over=args.over, n=args.n, dps=args.dps, simulate=args.simulate, sim_points=args.sim_points,
+                sim_d=args.sim_d, sim_reps=args.sim_reps, seed=args.seed)
+    out = res.to_dict()
+    if args.plot:
+        out["plot"] = _plot_check(res, args.plot)
+    lines = [res.verdict, f"proof: {res.proof['status']} -- {res.proof['detail']}",
+             f"worst point: {res.worst['point']}: formula {res.worst['formula']}, {res.against} "
+             f"{res.worst['quantity']} (+/- {res.worst['quantity_error']:.1e})"]
+    for s in res.simulation:
+        if "note" in s:
+            lines.append(f"simulation at {s['point']}: {s['note']}")
+            continue
+        lines.append(f"simulation at {s['point']} (d={s['d']}, {s['reps']} reps): {s['sim_mean']:.6g} +- "
+                     f"{s['sim_se']:.2g}; z(formula) = {s['z_formula']:+.1f}, z({res.against}) = {s['z_quantity']:+.1f}")
+    if args.report:
+        with open(args.report, "w") as fh:
+            fh.write(json.dumps(out, indent=1) if args.report.endswith(".json") else "\n".join(lines) + "\n")
+    emit(args, out, "\n".join(lines))
+    return 0
+
+
+def _plot_check(res, path):
+    from ..core.errors import InvalidParameterError
+    from ..core.plotting import plotting
+
+    plt = plotting()
+    if plt is None:
+        raise InvalidParameterError("--plot", path, "a file, with matplotlib installed")
+    q = [float(r["quantity"]) for r in res.points]
+    f = [float(r["formula"]) for r in res.points]
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot(q, f, "o", ms=4, label="points")
+    lo, hi = min(q + f), max(q + f)
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.6, label="formula = quantity")
+    ax.set_xlabel(f"{res.against} (package)")
+    ax.set_ylabel("formula")
+    ax.set_title(res.verdict[:80], fontsize=8)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return str(path)
+
+
+@command(COMMANDS, "check", "check a printed formula against a quantity: symbolic proof, points, simulation")
+def _setup_check(p):
+    p.add_argument("formula", help="SymPy expression in the quantity's symbols (docs/theory/checking.md §2)")
+    p.add_argument("--against", required=True, help="the quantity (delta_2, lambda_1, m1, c, test_error, ...)")
+    _add_fixed(p)
+    p.add_argument("--over", help="ranges sampled, e.g. phi=0.1:10,psi=0.1:10,lam=1e-3:10 (log where natural)")
+    p.add_argument("--n", type=int_in("--n", 1, 10000), default=64, help="points (default 64)")
+    p.add_argument("--dps", type=int_in("--dps", 15, 60), default=15, help="digits compared (default 15)")
+    p.add_argument("--simulate", action="store_true", help="also simulate the quantity at a few points")
+    p.add_argument("--sim-points", type=int_in("--sim-points", 1, 20), default=3)
+    p.add_argument("--sim-d", type=int_in("--sim-d", 20, 4000), default=400, help="simulation size d")
+    p.add_argument("--sim-reps", type=int_in("--sim-reps", 2, 100), default=4)
+    p.add_argument("--seed", type=int_in("--seed", 0, 2**31 - 1), default=0)
+    p.add_argument("--plot", type=output_path, help="formula against the quantity (PNG/PDF/SVG)")
+    p.add_argument("--report", type=output_path, help="write the report (.json: JSON, else text)")
+    add_json(p)
+    return _check
+
+
+def _sweep(args):
+    from ..quantities import sweep
+
+    res = sweep(args.quantity, args.over, student=args.student, teacher=args.teacher, fixed=_fixed(args),
+                dps=args.dps)
+    out = res.to_dict()
+    if args.csv:
+        res.to_csv(args.csv)
+        out["csv"] = args.csv
+    if args.plot:
+        out["plot"] = res.plot(args.plot)
+    text = res.to_csv() + f"# {len(res)} point(s) in {res.seconds:.1f} s"
+    emit(args, out, text if not args.csv else f"{len(res)} row(s) written to {args.csv}")
+    return 0
+
+
+@command(COMMANDS, "sweep", "any quantity over a grid of its parameters: CSV/JSON, plot")
+def _setup_sweep(p):
+    p.add_argument("quantity", help="delta_2, lambda_1, m1, train_loss_f0, r, c, test_error, bound_upper, ...")
+    p.add_argument("--over", required=True, help="grid, e.g. lam=1e-3:10:40 (a:b:n[:log|lin]; several "
+                                                 "comma-separated names make a product grid)")
+    _add_fixed(p)
+    p.add_argument("--dps", type=int_in("--dps", 15, 60), default=15, help="digits (default 15)")
+    p.add_argument("--csv", type=output_path, help="write the rows as CSV")
+    p.add_argument("--plot", type=output_path, help="plot against the first swept parameter")
+    add_json(p)
+    return _sweep
+
+
+def _convert(args):
+    from ..core.conventions import CONVENTIONS, convert, round_trip
+    from ..core.errors import InvalidParameterError
+
+    params = {}
+    for item in args.params:
+        if "=" not in item:
+            raise InvalidParameterError("params", item, f"NAME=VALUE items of {args.source}: "
+                                                        f"{', '.join(CONVENTIONS.get(args.source, ()))}")
+        k, v = item.split("=", 1)
+        params[k.strip()] = v.strip()
+    out = convert(params, args.source, args.target)
+    back = round_trip(params, args.source, args.target)
+    payload = {"from": args.source, "to": args.target, "input": params, "output": {k: str(v) for k, v in out.items()},
+               "round_trip_exact": back, "references": ["docs/theory/conventions.md §1"]}
+    text = "\n".join(f"{k} = {v}" for k, v in payload["output"].items())
+    text += f"\n(round trip {args.target} -> {args.source} {'exact' if back else 'NOT exact'})"
+    emit(args, payload, text)
+    return 0
+
+
+@command(COMMANDS, "convert", "parameters between the conventions of Moniri, Cui, Dandi and Ba et al. (exact)")
+def _setup_convert(p):
+    p.add_argument("--from", dest="source", required=True, help="cui24, dandi24, moniri23 or ba22")
+    p.add_argument("--to", dest="target", required=True, help="cui24, dandi24, moniri23 or ba22")
+    p.add_argument("params", nargs="+", help="NAME=VALUE, exact strings kept exact (alpha=2 beta=1/2 lam=1/10)")
+    add_json(p)
+    return _convert
+

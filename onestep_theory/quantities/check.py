@@ -1,0 +1,216 @@
+r"""Checking a printed formula against a quantity of the package (docs/theory/checking.md §4).
+
+The formula is a SymPy expression in the names of :func:`~onestep_theory.quantities.registry.symbols_of` (parsed
+by the package's safe parser).  The check
+
+1. **proves** where it can: if the package has the quantity in closed form, the difference is simplified; zero is
+   a proof ("identical" for every teacher, or "identical for this teacher" once its exact Hermite coefficients are
+   substituted), anything else is reported with the simplified difference;
+2. **evaluates** both at ``n`` quasi-random points of the ranges at ``dps`` digits — the quantity by the
+   package's *numeric* path (not the closed form), with its error estimate — and reports the largest relative gap,
+   where it occurs, and how many points agree to ``dps`` digits;
+3. with ``simulate``, **measures** the quantity at a few of the points (mean ± standard error) so that the data
+   can decide between two disagreeing formulas.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import mpmath
+import sympy as sp
+
+from ..core.errors import InvalidParameterError
+from ..core.precision import precision
+from ..core.results import Result, provenance
+from ..core.syntax import parse_text
+from .grid import parse_over, sample_points
+from .registry import closed_form, constants, evaluate, quantity_of, symbols_of
+
+__all__ = ["CheckResult", "check", "DEFAULT_RANGES", "MAX_CHECK_DPS"]
+
+#: Ranges sampled for a parameter that is neither fixed nor in ``over``.
+DEFAULT_RANGES = {"phi": "0.1:10", "psi": "0.1:10", "lam": "1e-3:10", "alpha": "0.2:5", "beta": "0.2:5",
+                  "alpha0": "1:100", "eta": "0.1:10"}
+#: Most digits a check may ask for.
+MAX_CHECK_DPS = 60
+_SIMPLIFY_OPS = 4000
+
+
+@dataclasses.dataclass
+class CheckResult(Result):
+    """The outcome of :func:`check`: the proof (if any), the pointwise comparison, the simulation (if asked) and a
+    one-line verdict."""
+
+    formula: str
+    against: str
+    student: str
+    teacher: str | None
+    proof: dict
+    points: list
+    agree: int
+    max_relative_gap: float
+    worst: dict | None
+    verdict: str
+    simulation: list
+    dps: int
+    provenance: dict
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in (
+            ("formula", f"<code>{self.formula}</code>"), ("against", self.against), ("proof", self.proof["status"]),
+            ("points agreeing", f"{self.agree}/{len(self.points)} to {self.dps} digits"),
+            ("largest relative gap", f"{self.max_relative_gap:.3g}")))
+        return f"<p><b>{self.verdict}</b></p><table>{rows}</table>"
+
+    def _repr_latex_(self) -> str:
+        return f"$\\text{{{self.against}}} \\overset{{?}}{{=}} {self.proof['latex']}$"
+
+
+def _is_zero(expr) -> bool:
+    if expr == 0:
+        return True
+    e = sp.cancel(sp.together(expr))
+    if e == 0:
+        return True
+    return sp.count_ops(e) <= _SIMPLIFY_OPS and sp.simplify(e) == 0
+
+
+def _proof(expr, cf, exact: dict) -> dict:
+    out = {"latex": sp.latex(expr)}
+    if cf is None:
+        return dict(out, status="no closed form", detail="the package computes this quantity only numerically")
+    diff = expr - cf
+    if _is_zero(diff):
+        return dict(out, status="identical", detail="the difference to the package's closed form simplifies to 0 "
+                                                    "for every teacher")
+    if exact:
+        d2 = diff.subs(exact)
+        if _is_zero(d2):
+            return dict(out, status="identical for this teacher",
+                        detail="the difference simplifies to 0 once the teacher's exact Hermite coefficients are in")
+        diff = d2
+    shown = sp.factor(sp.cancel(sp.together(diff))) if sp.count_ops(diff) <= _SIMPLIFY_OPS else diff
+    text = str(shown)
+    return dict(out, status="differs symbolically",
+                detail=f"formula - closed form = {text if len(text) <= 400 else text[:400] + ' ...'}")
+
+
+def check(formula: str, against: str, *, student, teacher=None, fixed: dict | None = None, over=None, n: int = 64,
+          dps: int = 15, simulate: bool = False, sim_points: int = 3, sim_d: int = 400, sim_reps: int = 4,
+          seed: int = 0) -> CheckResult:
+    """Check ``formula`` against quantity ``against`` (docs/theory/checking.md §4).
+
+    ``fixed`` holds parameters kept at one value (numbers or exact strings); ``over`` the ranges sampled
+    (``{"phi": "0.1:10"}`` or ``"phi=0.1:10,lam=1e-3:10"``); every other parameter of the quantity is sampled over
+    :data:`DEFAULT_RANGES`.  ``noise`` is 0 unless fixed.
+
+    >>> r = check("psi*lam*cs1**4*m2/(phi*b**2)", "delta_1", student="tanh", teacher="He1", n=4)
+    >>> r.proof["status"], r.agree
+    ('identical', 4)
+    """
+    q = quantity_of(against)
+    if not isinstance(dps, int) or not 15 <= dps <= MAX_CHECK_DPS:
+        raise InvalidParameterError("dps", dps, f"an integer in [15, {MAX_CHECK_DPS}]")
+    syms = symbols_of(q.family)
+    if not isinstance(formula, str):
+        raise InvalidParameterError("formula", formula, "a formula as text")
+    expr = parse_text(formula, "formula", syms)
+    fixed = dict(fixed or {})
+    bad = [k for k in fixed if k not in syms or k in ("b", "rho")]
+    if bad:
+        raise InvalidParameterError(bad[0], fixed[bad[0]], f"a parameter of {against}: {', '.join(q.params)}")
+    rng = parse_over(over, need_count=False) if over else {}
+    for k in rng:
+        if k not in q.params and k not in syms:
+            raise InvalidParameterError(k, over, f"a parameter of {against}: {', '.join(q.params)}")
+    for k in q.params:
+        if k not in fixed and k not in rng and k in DEFAULT_RANGES:
+            rng[k] = parse_over({k: DEFAULT_RANGES[k]}, need_count=False)[k]
+    const = constants(q.family, student, teacher, dps + 10)
+    proof = _proof(expr, closed_form(against), const["exact"])
+    pts = sample_points(rng, n, seed) if rng else [{}]
+    free = expr.free_symbols
+    compiled = sp.lambdify(sorted(free, key=str), expr, modules="mpmath")
+    rows, agree, over_bound = [], 0, 0
+    bound = None
+    if against.startswith("lambda_"):     # a test-error gain cannot exceed L_te(F0) - noise (docs/theory/checking.md §4)
+        cfb = closed_form("test_loss_f0") - syms["noise"]
+        bound = (sorted(cfb.free_symbols, key=str), sp.lambdify(sorted(cfb.free_symbols, key=str), cfb, "mpmath"))
+    for u in pts:
+        point = dict(fixed, **u)
+        value, err, vals, _ = evaluate(against, point, student, teacher, dps=dps)
+        missing = [s for s in free if s not in vals]
+        if missing:
+            raise InvalidParameterError("formula", formula, f"symbols the quantity {against} defines at a point "
+                                                            f"({', '.join(map(str, missing))} has no value: fix it)")
+        with precision(dps + 10):
+            f = compiled(*[vals[s] for s in sorted(free, key=str)])
+            gap = abs(mpmath.mpf(f) - mpmath.mpf(value))
+            scale = max(abs(mpmath.mpf(value)), mpmath.mpf(10) ** -dps)
+            top = bound[1](*[vals[s] for s in bound[0]]) if bound is not None else None
+        rel = float(gap / scale)
+        ok = float(gap) <= 10.0 ** -dps * float(scale) + 2 * err
+        agree += ok
+        row = {"point": {k: str(v) for k, v in point.items()}, "formula": mpmath.nstr(f, dps),
+               "quantity": mpmath.nstr(value, dps), "quantity_error": err, "relative_gap": rel, "agrees": bool(ok)}
+        if top is not None:
+            row["largest_possible_gain"] = mpmath.nstr(top, dps)
+            over_bound += bool(f > top)
+        rows.append(row)
+    worst = max(rows, key=lambda r: r["relative_gap"])
+    mx = worst["relative_gap"]
+    where = ", ".join(f"{k}={float(sp.sympify(v)):.4g}" for k, v in worst["point"].items())
+    if agree == len(rows):
+        verdict = f"agrees to {dps} digits at {agree}/{len(rows)} points"
+        if proof["status"].startswith("identical"):
+            verdict = f"{proof['status']} (symbolic proof); " + verdict
+    else:
+        verdict = f"differs: relative gap up to {mx:.2g} at {where} ({agree}/{len(rows)} points agree to {dps} digits)"
+        if proof["status"].startswith("identical"):
+            verdict = "INCONSISTENT: proved identical but " + verdict + " -- please report"
+    if bound is not None and over_bound:
+        verdict += (f"; the formula exceeds the largest possible gain L_te(F0) - noise at {over_bound}/{len(rows)} "
+                    "points")
+    sims = _simulate(against, q, formula, rows[:sim_points], student, teacher, sim_d, sim_reps, seed) if simulate \
+        else []
+    return CheckResult(formula=formula, against=against, student=str(student), teacher=None if teacher is None else
+                       str(teacher), proof=proof, points=rows, agree=agree, max_relative_gap=mx, worst=worst,
+                       verdict=verdict, simulation=sims, dps=dps,
+                       provenance=provenance(dps=dps, method="symbolic difference; quasi-random (Halton) points, the "
+                                                             "package's numeric path; simulation if asked",
+                                             references=[q.ref, "docs/theory/checking.md §4"]))
+
+
+def _simulate(name, q, formula, rows, student, teacher, d, reps, seed) -> list:
+    """Mean ± standard error of the simulated quantity at the first points (docs/theory/checking.md §4)."""
+    from .. import simulate as S
+
+    out = []
+    for r in rows:
+        p = {k: float(sp.sympify(v)) for k, v in r["point"].items()}
+        f, v = float(mpmath.mpf(r["formula"])), float(mpmath.mpf(r["quantity"]))
+        if q.family == "spike":
+            nv = p.get("noise", 0.0)
+            if name in ("m1", "m2", "dm1", "dm2"):
+                res = S.sim_resolvent(student, d=d, phi=p["phi"], psi=p["psi"], lam=p["lam"], reps=reps, seed=seed)
+                st = res[{"m1": "m1", "m2": "m2", "dm1": "dm1_dlam", "dm2": "dm2_dlam"}[name]]
+            else:
+                ell = int(name.split("_")[1]) if name[-1].isdigit() else 1
+                res = S.sim_spike_model(student, teacher, d=d, phi=p["phi"], psi=p["psi"], lam=p["lam"], ell=ell,
+                                        noise_var=nv, reps=reps, seed=seed)
+                st = res[{"delta": "delta", "lambda": "lambda_test", "train": "train_loss_F0",
+                          "test": "test_loss_F0"}[name.split("_")[0]]]
+        elif name.startswith("bound"):
+            out.append({"point": p, "note": "a bound has no simulation"})
+            continue
+        else:
+            kw = {k: p.get(k, dflt) for k, dflt in (("alpha", 1.0), ("beta", 1.0), ("lam", 0.1))}
+            res = S.sim_giant_step(student, teacher, d, alpha0=p["alpha0"], eta=p["eta"], noise_var=p.get("noise", 0.0),
+                                   reps=reps, seed=seed, **kw)
+            st = res[name]
+        se = st.se if st.se > 0 else math.nan
+        out.append({"point": p, "d": d, "reps": reps, "sim_mean": st.mean, "sim_se": st.se,
+                    "z_formula": (f - st.mean) / se, "z_quantity": (v - st.mean) / se})
+    return out

@@ -1,0 +1,235 @@
+r"""Every quantity the package computes, by name: its parameters, its value with an error estimate at a point, its
+closed form where the package has one, and the simulation that measures it (docs/theory/checking.md §1).
+
+This is the one table behind ``check`` (a printed formula against a quantity) and ``sweep`` (a quantity over a
+grid).  Spike-theory quantities take (φ, ψ, λ) in the convention of [MLHD23] (docs/theory/spike-theory.md §1);
+sRF quantities take (α, β, λ, α0, η̃) in that of [CPDKLZL24] (docs/theory/srf-theory.md §1).
+
+=======================  =====================================================
+quantity                 what
+=======================  =====================================================
+``m1 m2 dm1 dm2``        resolvent traces and their λ-derivatives
+``delta_1 … delta_8``    training-loss gain Δ_ℓ (closed form)
+``lambda_1 … lambda_8``  test-error gain Λ_ℓ, corrected (closed form)
+``train_loss_f0``        RF training loss L_tr(F0) (closed form)
+``test_loss_f0``         RF test loss L_te(F0) (closed form)
+``r c gamma``            Result 3.1's sRF parameters (closed form)
+``test_error``           sRF test error (25)
+``bound_upper``          upper bound (26) at Result 3.1's (r, c, γ)
+``bound_lower``          lower bound (27)
+``stieltjes``            Stieltjes transform of ΦᵀΦ/p at z = −λ (V2)
+=======================  =====================================================
+
+Definitions: docs/theory/spike-theory.md §6 (traces), §7 (Δ_ℓ, L_tr(F0)), §8.1 (L_te(F0)), §8.5 (Λ_ℓ);
+docs/theory/srf-theory.md §2 (r, c, γ), §4.7 (test error), §6 (bounds), §7 (spectrum).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mpmath
+import sympy as sp
+
+from ..core.errors import InvalidParameterError
+from ..core.precision import precision
+from ..hermite import Activation
+from ..spikes import CSTAR2, DM1, DM2, LAM, M1, M2, MAX_ELL, PHI, PSI, S2, cstar_symbols, delta_symbolic, gains
+from ..spikes import lambda_symbolic, resolvent
+from ..srf import bounds, srf_params, srf_solve
+from ..srf.spectrum import stieltjes_checked
+
+__all__ = ["Quantity", "QUANTITIES", "quantity_of", "symbols_of", "constants", "SRF_SYMBOLS"]
+
+_KMAX = MAX_ELL
+#: sRF symbols of formulas (docs/theory/checking.md §2).
+SRF_SYMBOLS = dict(zip(("r", "c", "gamma", "alpha", "beta", "lam", "alpha0", "eta", "noise", "mu1", "mu1c2", "mu1s",
+                        "mu2s"),
+                       sp.symbols("r c gamma alpha beta lambda alpha0 eta noise mu1 mu1c2 mu1s mu2s", positive=True)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Quantity:
+    """A named quantity: family (``spike`` or ``srf``), its parameters, whether it needs a teacher, a one-line
+    description and the section of docs/theory that defines it."""
+
+    name: str
+    family: str
+    params: tuple
+    teacher: bool
+    describe: str
+    ref: str
+
+
+def _spike(name, describe, ref, teacher=True):
+    return Quantity(name, "spike", ("phi", "psi", "lam") + (("noise",) if teacher else ()), teacher, describe, ref)
+
+
+def _srf(name, describe, ref, params=("alpha", "beta", "lam", "alpha0", "eta", "noise")):
+    return Quantity(name, "srf", params, True, describe, ref)
+
+
+QUANTITIES = {q.name: q for q in (
+    [_spike(n, d, "docs/theory/spike-theory.md §6", teacher=False) for n, d in (
+        ("m1", "resolvent trace m1"), ("m2", "resolvent trace m2"), ("dm1", "d m1 / d lambda"),
+        ("dm2", "d m2 / d lambda"))]
+    + [_spike(f"delta_{k}", f"training-loss gain Delta_{k}", "docs/theory/spike-theory.md §7") for k in
+       range(1, _KMAX + 1)]
+    + [_spike(f"lambda_{k}", f"test-error gain Lambda_{k} (corrected)", "docs/theory/spike-theory.md §8.5") for k in
+       range(1, _KMAX + 1)]
+    + [_spike("train_loss_f0", "RF training loss L_tr(F0)", "docs/theory/spike-theory.md §7.1"),
+       _spike("test_loss_f0", "RF test loss L_te(F0)", "docs/theory/spike-theory.md §8.1")]
+    + [_srf(n, d, "docs/theory/srf-theory.md §2", ("alpha0", "eta", "noise")) for n, d in (
+        ("r", "spike strength r (Result 3.1)"), ("c", "bulk variance c (Result 3.1, corrected (11))"),
+        ("gamma", "alignment gamma (Result 3.1)"))]
+    + [_srf("test_error", "sRF test error (25)", "docs/theory/srf-theory.md §4.7"),
+       _srf("bound_upper", "upper bound (26)", "docs/theory/srf-theory.md §6", ("alpha0", "eta", "noise")),
+       _srf("bound_lower", "lower bound (27)", "docs/theory/srf-theory.md §6", ("alpha0", "eta", "noise")),
+       _srf("stieltjes", "Stieltjes transform of Phi^T Phi / p at z = -lam (V2)", "docs/theory/srf-theory.md §7")])}
+
+
+def quantity_of(name: str) -> Quantity:
+    """The quantity called ``name``; a clear error listing the valid names otherwise."""
+    if name not in QUANTITIES:
+        raise InvalidParameterError("quantity", name, ", ".join(QUANTITIES))
+    return QUANTITIES[name]
+
+
+def symbols_of(family: str) -> dict:
+    """The names a formula of ``family`` may use, mapped to the package's SymPy symbols (docs/theory/checking.md
+    §2).  Spike: ``m1 m2 dm1 dm2 phi psi lam c1..c8 c_gt1 cs0..cs8 c_star2 noise b rho``; sRF: ``r c gamma alpha beta
+    lam alpha0 eta noise mu1 mu1c2 mu1s mu2s``."""
+    if family == "srf":
+        return dict(SRF_SYMBOLS)
+    cs = cstar_symbols(_KMAX)
+    out = {"m1": M1, "m2": M2, "dm1": DM1, "dm2": DM2, "phi": PHI, "psi": PSI, "lam": LAM, "c_star2": CSTAR2,
+           "noise": S2, "c_gt1": sp.Symbol("c_gt1", positive=True)}
+    out.update({f"c{k}": sp.Symbol(f"c{k}", real=True) for k in range(_KMAX + 1)})
+    out.update({f"cs{k}": cs[k] for k in range(_KMAX + 1)})
+    b = sp.sqrt(cs[1] ** 2 + PHI * (CSTAR2 + S2))
+    out.update({"b": b, "rho": cs[1] / b})
+    return out
+
+
+def closed_form(name: str):
+    """The package's closed form of quantity ``name`` in the symbols of :func:`symbols_of`, or None."""
+    q = quantity_of(name)
+    if name.startswith("delta_"):
+        return delta_symbolic(int(name[6:]))
+    if name.startswith("lambda_"):
+        return lambda_symbolic(int(name[7:]))
+    cs = cstar_symbols(1)
+    if name == "train_loss_f0":
+        return LAM * PSI / PHI * (cs[1] ** 2 * M2 + (CSTAR2 - cs[1] ** 2 + S2) * M1)
+    if name == "test_loss_f0":
+        return PHI / PSI * (cs[1] ** 2 * (-DM2) + (CSTAR2 - cs[1] ** 2 + S2) * (-DM1)) / M1 ** 2
+    if q.family == "srf" and name in ("r", "c", "gamma"):
+        S = SRF_SYMBOLS
+        g = sp.sqrt(S["mu1s"] ** 2 + S["mu2s"] / S["alpha0"])
+        return {"r": S["eta"] * S["mu1"] * g, "gamma": S["mu1s"] / g,
+                "c": 1 + S["eta"] ** 2 / S["alpha0"] * S["mu2s"] * S["mu1c2"]}[name]
+    return None
+
+
+def constants(family: str, student, teacher, dps: int) -> dict:
+    """Values of the activation constants of :func:`symbols_of` (symbol -> mpf at ``dps`` digits) and, for the
+    spike theory, the exact teacher coefficients where they are known (symbol -> SymPy number) under ``"exact"``."""
+    s = Activation.from_any(student, "student", center=family == "spike")
+    t = Activation.from_any(teacher, "teacher") if teacher is not None else None
+    syms = symbols_of(family)
+    out, exact = {}, {}
+    with precision(dps):
+        if family == "spike":
+            for k in range(_KMAX + 1):
+                out[syms[f"c{k}"]] = s.coeff(k, dps)
+            out[syms["c_gt1"]] = s.c_gt1(dps)
+            if t is not None:
+                for k in range(_KMAX + 1):
+                    out[syms[f"cs{k}"]] = t.coeff(k, dps)
+                    ce = t.coeff_exact(k)
+                    if ce is not None:
+                        exact[syms[f"cs{k}"]] = ce
+                out[CSTAR2] = t.c_star(dps) ** 2
+        else:
+            mu1 = s.coeff(1, dps)
+            out[syms["mu1"]] = mu1
+            out[syms["mu1c2"]] = s.deriv_second_moment(dps) - mu1 ** 2
+            out[syms["mu1s"]] = t.coeff(1, dps)
+            out["teacher_norm2"] = t.second_moment(dps)
+    out["exact"] = exact
+    return out
+
+
+def _err(a, b):
+    return float(abs(a - b))
+
+
+def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, state=None):
+    """``(value, error estimate, symbol values, state)`` of quantity ``name`` at ``point`` (a dict of its
+    parameters, numbers or exact strings).  ``symbol values`` maps every symbol a formula of the family may use to
+    its value at the point (docs/theory/checking.md §2); ``state`` warm-starts the next point of a sweep."""
+    q = quantity_of(name)
+    if q.teacher and teacher is None:
+        raise InvalidParameterError("teacher", None, f"a teacher: {name} depends on it")
+    missing = [p for p in q.params if p not in point and p != "noise"]
+    if missing:
+        raise InvalidParameterError(missing[0], None, f"a value for {name} (it depends on {', '.join(q.params)})")
+    syms = symbols_of(q.family)
+    const = constants(q.family, student, teacher, dps + 10)
+    vals = {k: v for k, v in const.items() if k not in ("exact", "teacher_norm2")}
+    noise = point.get("noise", 0)
+    if q.family == "spike":
+        phi, psi, lam = (point[k] for k in ("phi", "psi", "lam"))
+        res = resolvent(student, phi, psi, lam, dps=dps + 5)
+        with precision(dps + 10):
+            vals.update({M1: res.m1, M2: res.m2, DM1: res.dm1_dlam, DM2: res.dm2_dlam, PHI: _mp(phi),
+                         PSI: _mp(psi), LAM: _mp(lam), S2: _mp(noise)})
+        if name in ("m1", "m2", "dm1", "dm2"):
+            key = {"m1": "m1", "m2": "m2", "dm1": "dm1_dlam", "dm2": "dm2_dlam"}[name]
+            return getattr(res, key), float(res.errors[key]), vals, None
+        ell = int(name.split("_")[1]) if name[-1].isdigit() else 1
+
+        def at(d):
+            g = gains(student, teacher, phi, psi, lam, ell=ell, noise_var=noise, dps=d)
+            if name.startswith("delta_"):
+                return g.delta[-1]
+            if name.startswith("lambda_"):
+                return g.lambda_test[-1]
+            return g.baseline_train if name == "train_loss_f0" else g.baseline_test
+
+        v, v2 = at(dps), at(dps + 10)
+        return v2, _err(v, v2) + float(abs(v2)) * 10.0 ** -(dps + 8), vals, None
+    S = SRF_SYMBOLS
+    a0, eta = point["alpha0"], point["eta"]
+    p = srf_params(student, teacher, a0, eta, noise, dps=dps + 10)
+    vals.update({S["r"]: p.r, S["c"]: p.c, S["gamma"]: p.gamma, S["alpha0"]: _mp(a0), S["eta"]: _mp(eta),
+                 S["noise"]: _mp(noise), S["mu2s"]: p.mu2_star})
+    for k in ("alpha", "beta", "lam"):
+        if k in point:
+            vals[S[k]] = _mp(point[k])
+    if name in ("r", "c", "gamma"):
+        v = getattr(p, name)
+        return v, float(abs(v)) * 10.0 ** -(dps + 8), vals, None
+    if name == "test_error":
+        sol = srf_solve(student, teacher, alpha=point["alpha"], beta=point["beta"], lam=point["lam"],
+                        noise_var=noise, alpha0=a0, eta=eta, dps=dps if dps > 15 else None, init=state)
+        return sol.test_error, float(sol.abs_error), vals, sol.state()
+    if name == "stieltjes":
+        lam = _mp(point["lam"]) if dps > 15 else float(_mp(point["lam"]))
+        _, v2, _, e2 = stieltjes_checked(student, -lam, r=float(p.r) if dps <= 15 else p.r,
+                                         c=float(p.c) if dps <= 15 else p.c, alpha=point["alpha"], beta=point["beta"],
+                                         dps=dps if dps > 15 else None)
+        return v2.real, float(e2), vals, None
+    b = bounds(student, teacher, alpha0=a0, eta=eta, noise_var=noise, dps=dps if dps > 15 else None)
+    key = "upper" if name == "bound_upper" else "lower"
+    return getattr(b, key), float(b.errors[key]), vals, None
+
+
+def _mp(v):
+    from ..core.exact import to_exact
+
+    if isinstance(v, float):
+        return mpmath.mpf(v)
+    x = to_exact(v)
+    return mpmath.mpf(x.p) / x.q if x.is_Rational else mpmath.mpf(sp.N(x, mpmath.mp.dps + 5))
+

@@ -1,0 +1,149 @@
+r"""One sweep for every quantity (docs/theory/checking.md §5): a grid over one or more parameters, each value with
+its error estimate, warm-started where the solver supports it, as CSV, JSON, a pandas DataFrame, an HTML table
+or a plot.
+
+>>> s = sweep("m1", {"lam": "0.1:1:3"}, student="tanh", fixed={"phi": "1/2", "psi": "1/2"})
+>>> [r["lam"] for r in s.rows], len(s), s.rows[0]["value"] > s.rows[-1]["value"]
+(['0.1', '0.55', '1'], 3, True)
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import html
+import io
+import time
+
+import mpmath
+
+from ..core.errors import InvalidParameterError
+from ..core.plotting import plotting
+from ..core.precision import precision
+from ..core.results import Result, digits_of, provenance
+from .grid import grid_points, parse_over
+from .registry import evaluate, quantity_of
+
+__all__ = ["SweepResult", "sweep"]
+
+
+@dataclasses.dataclass
+class SweepResult(Result):
+    """A sweep: one row per grid point (the parameters as exact decimal strings, ``value``, ``error``)."""
+
+    quantity: str
+    student: str
+    teacher: str | None
+    fixed: dict
+    over: list
+    rows: list
+    dps: int
+    seconds: float
+    provenance: dict
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def to_frame(self):
+        """The rows as a pandas DataFrame (parameters and values as floats; pandas is optional)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise InvalidParameterError("to_frame", "pandas", "pandas installed (pip install pandas)") from None
+        return pd.DataFrame([{k: float(v) for k, v in r.items()} for r in self.rows])
+
+    def to_csv(self, path_or_buffer=None) -> str | None:
+        """CSV text of the rows (written to ``path_or_buffer`` if given)."""
+        buf = io.StringIO()
+        wr = csv.DictWriter(buf, fieldnames=list(self.rows[0]), lineterminator="\n")
+        wr.writeheader()
+        wr.writerows(self.rows)
+        if path_or_buffer is None:
+            return buf.getvalue()
+        if hasattr(path_or_buffer, "write"):
+            path_or_buffer.write(buf.getvalue())
+        else:
+            with open(path_or_buffer, "w", newline="") as fh:
+                fh.write(buf.getvalue())
+        return None
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(k)}</th>" for k in self.rows[0])
+        shown = self.rows if len(self.rows) <= 40 else self.rows[:20] + [None] + self.rows[-20:]
+        body = "".join("<tr><td colspan=99>…</td></tr>" if r is None else
+                       "<tr>" + "".join(f"<td>{html.escape(_short(v))}</td>" for v in r.values()) + "</tr>"
+                       for r in shown)
+        return (f"<p><b>{html.escape(self.quantity)}</b> over {', '.join(self.over)} ({len(self)} points, "
+                f"{self.dps} digits)</p><table><tr>{head}</tr>{body}</table>")
+
+    def plot(self, path) -> str:
+        """The quantity against the first swept parameter (log axis if the grid is geometric), with error bars."""
+        plt = plotting()
+        if plt is None:
+            raise InvalidParameterError("plot", path, "a file, with matplotlib installed (pip install "
+                                        "'onestep_theory[plot]')")
+        x0 = self.over[0]
+        others = [k for k in self.over[1:]]
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        groups = {}
+        for r in self.rows:
+            groups.setdefault(tuple(r[k] for k in others), []).append(r)
+        for key, rows in groups.items():
+            lab = ", ".join(f"{k}={v}" for k, v in zip(others, key)) or self.quantity
+            ax.errorbar([float(r[x0]) for r in rows], [float(r["value"]) for r in rows],
+                        yerr=[float(r["error"]) for r in rows], fmt=".-", label=lab)
+        xs = [float(r[x0]) for r in self.rows]
+        if min(xs) > 0 and max(xs) / min(xs) >= 10:
+            ax.set_xscale("log")
+        ax.set_xlabel(x0)
+        ax.set_ylabel(self.quantity)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path)
+        plt.close(fig)
+        return str(path)
+
+
+def _digits(value, err, dps) -> str:
+    """``value`` to the digits its error vouches for, at most ``dps`` (docs/theory/numerics.md §1)."""
+    dg = min(digits_of(value, err), dps)
+    if dg < 1:
+        return f"{float(value):.1e}"
+    if isinstance(value, float):
+        return f"{value:.{dg}g}"
+    with precision(dg + 10):                 # never round the value to the default 15 digits first
+        return mpmath.nstr(value, dg)
+
+
+def _short(v) -> str:
+    try:
+        return f"{float(v):.10g}"
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = None, dps: int = 15) -> SweepResult:
+    """``quantity`` over the grid ``over`` (``{"lam": "1e-3:10:40"}`` or ``"lam=1e-3:10:40,phi=0.5:2:3"``; ranges
+    ``a:b:n[:log|lin]``, docs/theory/checking.md §3) with the other parameters ``fixed``.  The sRF test error is
+    warm-started from the previous grid point; every value carries its own error estimate."""
+    q = quantity_of(quantity)
+    grid = parse_over(over, need_count=True)
+    fixed = dict(fixed or {})
+    for k in list(grid) + list(fixed):
+        if k not in q.params:
+            raise InvalidParameterError(k, grid.get(k, fixed.get(k)), f"a parameter of {quantity}: "
+                                                                      f"{', '.join(q.params)}")
+    both = set(grid) & set(fixed)
+    if both:
+        raise InvalidParameterError(sorted(both)[0], fixed[sorted(both)[0]], "either swept or fixed, not both")
+    t0, rows, state = time.perf_counter(), [], None
+    for u in grid_points(grid):
+        point = dict(fixed, **u)
+        value, err, _, state = evaluate(quantity, point, student, teacher, dps=dps, state=state)
+        rows.append(dict(u, value=_digits(value, err, dps), error=f"{err:.2g}"))
+    return SweepResult(quantity=quantity, student=str(student), teacher=None if teacher is None else str(teacher),
+                       fixed={k: str(v) for k, v in fixed.items()}, over=list(grid), rows=rows, dps=dps,
+                       seconds=time.perf_counter() - t0,
+                       provenance=provenance(dps=dps, method="grid; the package's numeric path at each point, "
+                                                             "warm-started where the solver allows",
+                                             references=[q.ref, "docs/theory/checking.md §5"]))
