@@ -49,6 +49,7 @@ def test_two_worker_processes_give_the_serial_result_bit_for_bit(serial, tmp_pat
         assert strip(a.rows()) == strip(b.rows())
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_study(serial, cluster, tmp_path):
     """SIGKILL one worker process after the first result: Dask reschedules its task, the nanny restarts it, and the
     study completes with every task stored exactly once and the serial result."""
@@ -75,6 +76,7 @@ def test_a_worker_killed_mid_study(serial, cluster, tmp_path):
     assert _canon(res) == _canon(serial[0])
 
 
+@pytest.mark.slow
 def test_interrupted_study_resumes_without_recomputation(serial, cluster, tmp_path):
     path = str(tmp_path / "stop.sqlite")
 
@@ -92,6 +94,7 @@ def test_interrupted_study_resumes_without_recomputation(serial, cluster, tmp_pa
     assert _canon(res) == _canon(serial[0])
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(study_cluster, "CONNECT_TIMEOUT", "1s")
     with pytest.raises(InvalidParameterError, match="scheduler"):

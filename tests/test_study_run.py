@@ -89,6 +89,7 @@ def test_spike_protocols_against_their_theory(protocol, params, key):
     assert set(PROTOCOLS[protocol].keys) >= {key}
 
 
+@pytest.mark.slow
 def test_cli_json_is_byte_identical_serial_and_on_two_workers(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
     argv = ["study", "srf", "--student", "tanh", "--teacher", "sin", "--r", "1.1", "--c", "1.02", "--gamma", "0.97",

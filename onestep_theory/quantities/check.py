@@ -197,7 +197,7 @@ def _simulate(name, q, formula, rows, student, teacher, d, reps, seed) -> list:
                 res = S.sim_resolvent(student, d=d, phi=p["phi"], psi=p["psi"], lam=p["lam"], reps=reps, seed=seed)
                 st = res[{"m1": "m1", "m2": "m2", "dm1": "dm1_dlam", "dm2": "dm2_dlam"}[name]]
             else:
-                ell = int(name.split("_")[1]) if name[-1].isdigit() else 1
+                ell = int(name.split("_")[1]) if name.startswith(("delta_", "lambda_")) else 1
                 res = S.sim_spike_model(student, teacher, d=d, phi=p["phi"], psi=p["psi"], lam=p["lam"], ell=ell,
                                         noise_var=nv, reps=reps, seed=seed)
                 st = res[{"delta": "delta", "lambda": "lambda_test", "train": "train_loss_F0",

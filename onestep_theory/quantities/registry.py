@@ -187,7 +187,7 @@ def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, st
         if name in ("m1", "m2", "dm1", "dm2"):
             key = {"m1": "m1", "m2": "m2", "dm1": "dm1_dlam", "dm2": "dm2_dlam"}[name]
             return getattr(res, key), float(res.errors[key]), vals, None
-        ell = int(name.split("_")[1]) if name[-1].isdigit() else 1
+        ell = int(name.split("_")[1]) if name.startswith(("delta_", "lambda_")) else 1
 
         def at(d):
             g = gains(student, teacher, phi, psi, lam, ell=ell, noise_var=noise, dps=d)
