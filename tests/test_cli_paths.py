@@ -332,7 +332,12 @@ def test_progress_display(capsys):
     err = capsys.readouterr().err
     assert prog.shown
     assert err.startswith("\rjob: repetition 1/3 (")
-    assert "\rjob: repetition 3/3 (" in err and err.endswith(" s)\n")
+    assert "\rjob: repetition 3/3 (" in err and err.endswith(" s)  \n")       # spaces clear a longer line
+    eta = common.Progress("study", after=0.0, unit="task", eta=True)
+    eta(1, 4)
+    eta(4, 4)
+    err = capsys.readouterr().err
+    assert "task 1/4 (" in err and ", ETA " in err.split("\r")[1] and "ETA" not in err.split("\r")[2]
     quiet = common.Progress("job", quiet=True, after=0.0)
     quiet(3, 3)
     slow = common.Progress("job", after=1e9)

@@ -241,6 +241,7 @@ def test_cli_bounds_readout_and_tau_star(capsys):
     assert rc == 0 and len(s["group_mean_spikes"]["spikes"]) == 2
 
 
+@pytest.mark.slow
 def test_annealed_prior_is_the_average_of_the_sampled_one(case_a):
     """The annealed prior (docs/theory/srf-theory.md §8) is the sampled prior averaged over b, e given Omega
     (E bb^T = diag(c_g), E ee^T = Omega, E be^T = 0): every output of the map is linear in these second

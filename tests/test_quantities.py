@@ -176,3 +176,26 @@ def test_simulation_sides_with_the_package_against_c_v1():
     r = check(C_V1, "c", student="tanh", teacher="sin", n=8, simulate=True, sim_points=2)
     assert all(abs(s["z_quantity"]) < 4 for s in r.simulation)
     assert max(abs(s["z_formula"]) for s in r.simulation) > 4
+
+
+def test_notebook_displays():
+    """_repr_html_ of every result, _repr_latex_ of closed forms, to_frame of simulation results
+    (docs/theory/checking.md §6)."""
+    from onestep_theory.simulate import sim_resolvent
+
+    g = gains("tanh", "He1", "1/2", "1/2", "1/10", ell=1, symbolic=True)
+    latex = g._repr_latex_()
+    assert latex.startswith("$\\begin{aligned}\\Delta_{1} &=") and "m_2" in latex
+    assert gains("tanh", "He1", "1/2", "1/2", "1/10", ell=1)._repr_latex_() is None
+    html = g._repr_html_()
+    assert html.startswith("<p><b>Gains</b></p><table>") and "<th style='text-align:left'>delta</th>" in html
+    r = check(DELTA1, "delta_1", student="tanh", teacher="He1", n=2)
+    assert r.verdict in r._repr_html_() and r._repr_latex_().startswith("$\\text{delta_1}")
+    sim = sim_resolvent("tanh", d=40, phi=1, psi=2, lam=0.5, reps=3, seed=1)
+    assert "<td>m1</td>" in sim._repr_html_()
+    rows = sim.rows()
+    assert [x["quantity"] for x in rows] == ["m1", "m2", "dm1_dlam", "dm2_dlam"]
+    assert rows[0]["mean"] == sim["m1"].mean and rows[0]["se"] == sim["m1"].se and rows[0]["reps"] == 3
+    pd = pytest.importorskip("pandas")
+    frame = sim.to_frame()
+    assert isinstance(frame, pd.DataFrame) and frame["mean"].tolist() == [x["mean"] for x in rows]

@@ -205,12 +205,14 @@ def _check_gains(sim, g, ell):
 # |mean - theory| <= K se is the right test; its power is set by se: about 5 % of Delta and Lambda, 1 % of the
 # baselines.  The slow tests below use 96 repetitions at n = 1500 (se 1.5-2 % of Delta and Lambda, bias < 0.4 se).
 
+@pytest.mark.slow
 def test_delta1_lambda1_simulation_setting1():
     g = gains("tanh", "He1", "1/2", "1/2", "1/10", ell=1, noise_var=1)
     sim = sim_spike_model("tanh", "He1", n=1000, phi=0.5, psi=0.5, lam=0.1, ell=1, noise_var=1, reps=12, seed=31)
     _check_gains(sim, g, 1)
 
 
+@pytest.mark.slow
 def test_delta2_lambda2_simulation_setting2():
     g = gains("relu_centered", "He1 + He2/sqrt(2)", "1/2", "1/2", "1/10", ell=2)
     sim = sim_spike_model("relu_centered", "He1 + He2/sqrt(2)", n=1000, phi=0.5, psi=0.5, lam=0.1, ell=2, reps=12,

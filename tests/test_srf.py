@@ -441,6 +441,7 @@ def case_a_sims():
     return out
 
 
+@pytest.mark.slow
 def test_direct_srf_simulation_against_theory(case_a_sims):
     r, c, g = CASE_A
     th = _theory_values(srf_solve("tanh", "sin", r=r, c=c, gamma=g, alpha=1, beta=1, lam=0.1))
@@ -449,6 +450,7 @@ def test_direct_srf_simulation_against_theory(case_a_sims):
         _check_z(*_richardson(case_a_sims[("network", d1)][k], case_a_sims[("network", d2)][k]), v, k)
 
 
+@pytest.mark.slow
 def test_cgep_simulation_validates_result_3_2(case_a_sims):
     """srf-theory.md §10.1 cGEP variant: rows mu0(k) 1 + mu1(k) W~x + mu*(k) xi at training and test.
 

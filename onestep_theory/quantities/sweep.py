@@ -4,7 +4,7 @@ or a plot.
 
 >>> s = sweep("m1", {"lam": "0.1:1:3"}, student="tanh", fixed={"phi": "1/2", "psi": "1/2"})
 >>> [r["lam"] for r in s.rows], len(s), s.rows[0]["value"] > s.rows[-1]["value"]
-(['0.1', '0.55', '1'], 3, True)
+(['0.1', '0.316227766017', '1'], 3, True)
 """
 
 from __future__ import annotations
