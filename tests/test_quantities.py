@@ -135,7 +135,8 @@ def test_every_quantity_evaluates_with_an_error_estimate():
     for name, q in QUANTITIES.items():
         if name.startswith(("delta_", "lambda_")) and int(name.split("_")[1]) > 2:
             continue
-        v, err, _, _ = evaluate(name, spike if q.family == "spike" else srf, "tanh" if q.family == "srf" else
+        point = {k: v for k, v in (spike if q.family == "spike" else srf).items() if k in q.params}
+        v, err, _, _ = evaluate(name, point, "tanh" if q.family == "srf" else
                                 "relu_centered", "sin" if q.family == "srf" else "He1 + He2/sqrt(2)")
         assert math.isfinite(float(v)) and 0 <= err < 1e-9 * max(1, abs(float(v))), name
 
@@ -199,3 +200,54 @@ def test_notebook_displays():
     pd = pytest.importorskip("pandas")
     frame = sim.to_frame()
     assert isinstance(frame, pd.DataFrame) and frame["mean"].tolist() == [x["mean"] for x in rows]
+
+
+def test_review_regressions_check():
+    """Found by an independent review: signs of the sRF symbols, the digits a verdict claims, formulas undefined at
+    some points, r/c/gamma in a formula, names that are not parameters."""
+    r = check("eta*sqrt(mu1**2)*sqrt(mu1s**2+mu2s/alpha0)", "r", student="-tanh(x)", teacher="tanh", n=2)
+    assert r.proof["status"] == "differs symbolically" and "Abs(mu1)" in r.proof["detail"] and r.agree == 0
+    assert check("gamma", "gamma", student="tanh", teacher="sin", n=2).proof["status"] == "identical"
+    r = check("0.0856960771289", "test_error", student="tanh", teacher="tanh", n=1,
+              fixed={"alpha": 2, "beta": 1, "alpha0": 2, "eta": 1, "lam": "1/10"})
+    assert r.verdict.startswith("agrees to 12 digits") and "vouches for 12 of the 15" in r.verdict
+    assert r.points[0]["quantity"] == "0.0856960771288"                          # only the vouched digits
+    r = check("log(phi - 1)", "m1", student="tanh", n=4)
+    assert r.verdict.startswith("differs") and "undefined" in r.verdict and r.agree == 0
+    r = check("1/(lam-1)", "m1", student="tanh", n=1, fixed={"phi": 1, "psi": 1, "lam": 1})
+    assert r.points[0]["formula"].startswith("undefined")
+    # the printed difference uses the formula's names, so it can be pasted back
+    d = check("cs1**4/(cs1**2 + phi*(c_star2 + noise))*(-dm2)", "lambda_1", student="tanh", teacher="He1", n=1)
+    assert "dm2" in d.proof["detail"] and "dm2_dlam" not in d.proof["detail"] and "noise" in d.proof["detail"]
+    for kw in ({"formula": "sqrt(-phi)"}, {"formula": "1/(phi-phi)"}, {"formula": "m1", "over": "c1=1:2"},
+               {"formula": "m1", "over": "lam=1:2,lam=3:4"}, {"formula": "m1", "fixed": {"noise": 1}},
+               {"formula": "m1", "fixed": {"lam": 1}, "over": "lam=1:2"}, {"formula": "m1", "fixed": {"phi": 0}}):
+        with pytest.raises(InvalidParameterError):
+            check(against="m1", student="tanh", n=2, **kw)
+    with pytest.raises(InvalidParameterError):
+        evaluate("r", {"alpha0": 0, "eta": 1}, "tanh", "sin")                       # alpha0 > 0
+
+
+def test_review_regressions_convention_flag(capsys):
+    base = ["resolvent", "--student", "tanh"]
+    assert main(base + ["--convention", "cui24", "--alpha", "2", "--beta", "1", "--lam", "1/10", "--json"]) == 0
+    ref = json.loads(capsys.readouterr().out)["m1"]
+    for argv in (base + ["--convention=cui24", "--alpha", "2", "--beta", "1", "--lam=1/10", "--json"],
+                 ["--debug"] + base + ["--convention", "cui24", "--alpha=2", "--beta", "1", "--lam", "1/10", "--json"]):
+        assert main(argv) == 0
+        assert json.loads(capsys.readouterr().out)["m1"] == ref
+    for argv, flag in ((base + ["--convention", "moniri23", "--phi", "2", "--psi", "1", "--lam", "1", "--noise-var",
+                                "1"], "--noise-var"),
+                       (base + ["--convention", "cui24", "--convention", "ba22", "--alpha", "1"], "--convention"),
+                       (["sweep", "--student", "tanh", "m1", "--over", "lam=0.1:1:3", "--convention", "cui24",
+                         "--alpha", "2", "--beta", "1"], "--over"),
+                       (["check", "m1", "--against", "m1", "--student", "tanh", "--plot", "p.xyz"], "--plot")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and flag in err, err
+    # ba22 with a command that takes alpha0 and eta only
+    assert main(["bounds", "--convention", "ba22", "--psi1", "2", "--psi2", "1", "--eta", "1", "--d", "100",
+                 "--student", "tanh", "--teacher", "sin", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert main(["bounds", "--alpha0", "2", "--eta", "1/10", "--student", "tanh", "--teacher", "sin", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["upper"] == out["upper"]

@@ -134,3 +134,22 @@ def test_cli_study_resume_store_and_outputs(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and bad[0] in err, err
     assert main(["store", "ls", str(tmp_path / "missing.sqlite")]) == 2
+
+
+def test_review_regressions_study(tmp_path, capsys):
+    """Every input is checked before a task runs or the store is created; a foreign file is never rewritten."""
+    store = tmp_path / "s.sqlite"
+    argv = ["study", "srf", "--student", "tanh", "--teacher", "sin", "--r", "1.1", "--c", "1.02", "--gamma", "0.97",
+            "--alpha", "2", "--beta", "1", "--lam", "0.1", "--reps", "2", "--store", str(store), "--workers", "1"]
+    for bad, flag in ((["--d", "30,60", "--exponents", "0.5,0.5"], "exponents"), (["--d", "30.5,60"], "--d"),
+                      (["--d", "30,60", "--key", "m1"], "key"), (["--d", "30,60", "--plot", "x.foo"], "--plot")):
+        assert main(argv + bad) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and flag in err, err
+        assert not store.exists()
+    foreign = tmp_path / "foreign.sqlite"
+    foreign.write_bytes(b"x")
+    assert main(["store", "ls", str(foreign)]) == 2 and foreign.read_bytes() == b"x"
+    with pytest.raises(InvalidParameterError):
+        run_study("giant-step", dict(student="tanh", teacher="sin", alpha0=20, eta=3, alpha=3, beta=1, lam=0.1,
+                                     readout="2:1"), SIZES, 2)           # the theory would not match the readout

@@ -90,6 +90,18 @@ def output_path(text):
     return text
 
 
+#: File types a plot may be written as (matplotlib's common back ends).
+PLOT_SUFFIXES = (".png", ".pdf", ".svg", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".pgf")
+
+
+def plot_path(text):
+    """Argument type of a plot file: :func:`output_path` with a suffix matplotlib writes (checked before any work)."""
+    out = output_path(text)
+    if os.path.splitext(text)[1].lower() not in PLOT_SUFFIXES:
+        raise argparse.ArgumentTypeError(f"{text!r}: a plot file ending in {', '.join(PLOT_SUFFIXES)}")
+    return out
+
+
 def output_dir(text):
     """Argument type of an output folder: created now (before any work) if missing, and probed for writing."""
     path = os.path.abspath(text)

@@ -8,63 +8,122 @@ from ..core.errors import InvalidParameterError
 
 __all__ = ["FAMILY", "rewrite"]
 
-#: Theory command -> the family whose convention its flags use.
+#: Theory command -> the family whose convention its flags use (None: the quantity decides).
 FAMILY = {"resolvent": "spike", "gains": "spike", "mapping": "srf", "srf": "srf", "srf-curve": "srf",
           "bounds": "srf", "spectrum": "srf", "check": None, "sweep": None}
+_SWITCHES = {"--json", "--debug", "--simulate", "--symbolic", "--symbolic-lambda", "--center", "--allow-uncentered",
+             "--allow-non-odd", "--optimize-eta", "--optimize-bias", "--no-spike-channel", "--no-cross-term",
+             "--quiet", "--force"}
 
 
-def _family_of(command, argv):
+def _split(argv):
+    """``--flag=value`` as two tokens (flags only; positional arguments are left as they are)."""
+    out = []
+    for a in argv:
+        if a.startswith("--") and "=" in a:
+            out += a.split("=", 1)
+        else:
+            out.append(a)
+    return out
+
+
+def _positionals(tokens):
+    """The positional tokens after the command (skipping every flag's value)."""
+    out, k = [], 0
+    while k < len(tokens):
+        t = tokens[k]
+        if t.startswith("--"):
+            k += 1 if t in _SWITCHES else 2
+            continue
+        out.append(t)
+        k += 1
+    return out
+
+
+def _family_of(command, tokens):
     if FAMILY[command] is not None:
         return FAMILY[command]
     from ..quantities import quantity_of
 
     name = None
     if command == "sweep":
-        name = next((a for a in argv[1:] if not a.startswith("-")), None)
-    elif "--against" in argv[:-1]:
-        name = argv[argv.index("--against") + 1]
+        pos = _positionals(tokens)
+        name = pos[0] if pos else None
+    elif "--against" in tokens[:-1]:
+        name = tokens[tokens.index("--against") + 1]
     if name is None:
         raise InvalidParameterError("--convention", None, f"a quantity given to {command} (its family decides the "
                                                           "command's convention)")
     return quantity_of(name).family
 
 
+def _feeds(params, source, target) -> dict:
+    """For every given parameter, the converted keys it feeds (those that vanish or change without it)."""
+    full = convert(params, source, target)
+    out = {}
+    for k in params:
+        rest = {j: v for j, v in params.items() if j != k}
+        try:
+            part = convert(rest, source, target) if rest else {}
+        except InvalidParameterError:           # another parameter needs it: it feeds everything
+            out[k] = set(full)
+            continue
+        out[k] = {j for j in full if j not in part or part[j] != full[j]}
+    return out
+
+
 def rewrite(argv: list, flags_of) -> list:
     """``argv`` with ``--convention NAME`` removed and the flags of convention NAME replaced by the converted flags
     of the command's native convention (exact strings).  ``flags_of(command)`` gives the option strings the
-    command accepts."""
+    command accepts.  A given parameter that feeds no flag of the command, a converted flag also given natively,
+    a second ``--convention`` and an ``--over`` range of a convention parameter are refused."""
+    argv = _split(argv)
     if "--convention" not in argv:
         return argv
     i = argv.index("--convention")
-    if i + 1 >= len(argv):
-        raise InvalidParameterError("--convention", None, " or ".join(CONVENTIONS))
+    if i + 1 >= len(argv) or argv[i + 1] not in CONVENTIONS:
+        raise InvalidParameterError("--convention", argv[i + 1] if i + 1 < len(argv) else None,
+                                    " or ".join(CONVENTIONS))
     source, rest = argv[i + 1], argv[:i] + argv[i + 2:]
-    if source not in CONVENTIONS:
-        raise InvalidParameterError("--convention", source, " or ".join(CONVENTIONS))
-    command = rest[0] if rest else None
+    if "--convention" in rest:
+        raise InvalidParameterError("--convention", source, "given once")
+    c = next((j for j, a in enumerate(rest) if not a.startswith("-")), None)
+    command = rest[c] if c is not None else None
     if command not in FAMILY:
         raise InvalidParameterError("--convention", source, f"given to a theory command ({', '.join(FAMILY)})")
-    target = NATIVE[_family_of(command, rest)]
+    head, tokens = rest[:c + 1], rest[c + 1:]
+    target = NATIVE[_family_of(command, tokens)]
+    if "--over" in tokens[:-1]:
+        names = {p.split("=")[0].strip() for p in tokens[tokens.index("--over") + 1].split(",")}
+        clash = sorted(names & set(CONVENTIONS[source]))
+        if clash:
+            raise InvalidParameterError("--over", clash[0], f"a range in the command's own convention ({target}): "
+                                                            f"ranges are not converted; convert the end points with "
+                                                            f"`onestep-theory convert`")
     params, out, k = {}, [], 0
-    while k < len(rest):
-        a = rest[k]
+    while k < len(tokens):
+        a = tokens[k]
         name = a[2:].replace("-", "_") if a.startswith("--") else None
-        if name in CONVENTIONS[source] and k + 1 < len(rest):
-            params[name] = rest[k + 1]
+        if name in CONVENTIONS[source] and k + 1 < len(tokens):
+            if name in params:
+                raise InvalidParameterError(a, tokens[k + 1], "given once")
+            params[name] = tokens[k + 1]
             k += 2
             continue
         out.append(a)
         k += 1
     if not params:
-        return out
+        return head + out
     accepted = flags_of(command)
+    flag = (lambda key: "--" + key.replace("_", "-"))
+    for given, keys in _feeds(params, source, target).items():
+        if given != "d" and not any(flag(j) in accepted for j in keys):
+            raise InvalidParameterError(flag(given), params[given], f"a parameter {command} uses (in {target} it "
+                                                                    f"becomes {', '.join(sorted(keys)) or 'nothing'})")
     for key, value in convert(params, source, target).items():
-        flag = "--" + key.replace("_", "-")
-        if flag not in accepted:
-            if key in params or key == "d":       # only needed for the conversion
-                continue
-            raise InvalidParameterError(flag, str(value), f"a flag of {command} (from --convention {source})")
-        if flag in out:
-            raise InvalidParameterError(flag, str(value), f"given once: it also follows from --convention {source}")
-        out += [flag, str(value)]
-    return out
+        if flag(key) not in accepted:
+            continue                              # e.g. d, needed only for the conversion
+        if flag(key) in out:
+            raise InvalidParameterError(flag(key), str(value), f"given once: it also follows from --convention {source}")
+        out += [flag(key), str(value)]
+    return head + out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from .common import add_json, command, emit, exact_arg, int_in, output_path
+from .common import add_json, command, emit, exact_arg, int_in, output_path, plot_path
 
 __all__ = ["COMMANDS"]
 
@@ -88,7 +88,7 @@ def _setup_check(p):
     p.add_argument("--sim-d", type=int_in("--sim-d", 20, 4000), default=400, help="simulation size d")
     p.add_argument("--sim-reps", type=int_in("--sim-reps", 2, 100), default=4)
     p.add_argument("--seed", type=int_in("--seed", 0, 2**31 - 1), default=0)
-    p.add_argument("--plot", type=output_path, help="formula against the quantity (PNG/PDF/SVG)")
+    p.add_argument("--plot", type=plot_path, help="formula against the quantity (PNG/PDF/SVG)")
     p.add_argument("--report", type=output_path, help="write the report (.json: JSON, else text)")
     add_json(p)
     return _check
@@ -118,7 +118,7 @@ def _setup_sweep(p):
     _add_fixed(p)
     p.add_argument("--dps", type=int_in("--dps", 15, 60), default=15, help="digits (default 15)")
     p.add_argument("--csv", type=output_path, help="write the rows as CSV")
-    p.add_argument("--plot", type=output_path, help="plot against the first swept parameter")
+    p.add_argument("--plot", type=plot_path, help="plot against the first swept parameter")
     add_json(p)
     return _sweep
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from .common import add_exact, add_json, command, emit, exact_arg, exact_list, float_list, int_in, output_path
+from .common import add_exact, add_json, command, emit, exact_arg, exact_list, float_arg, float_list, int_in, output_path
 from .groups import add_readout, group_spikes, is_grouped, run_bounds_groups, run_srf_groups
 from ..core.exact import nstr
 from ..core.results import serialize, vouched
@@ -325,9 +325,9 @@ def _setup_curve(p):
     p.add_argument("--sweep", choices=["alpha", "beta", "lam", "eta", "alpha0", "noise_var"],
                    help="sweep another parameter (with --values)")
     p.add_argument("--values", type=float_list, help="values of the swept parameter")
-    p.add_argument("--alpha", type=float, help="n/d when sweeping another parameter")
-    p.add_argument("--beta", type=float, default=1.0)
-    p.add_argument("--lam", type=float, default=0.1)
+    p.add_argument("--alpha", type=float_arg("--alpha"), help="n/d when sweeping another parameter")
+    p.add_argument("--beta", type=float_arg("--beta"), default=1.0)
+    p.add_argument("--lam", type=float_arg("--lam"), default=0.1)
     p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
     _model_args(p)
     return _run_curve

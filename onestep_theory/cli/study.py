@@ -7,7 +7,7 @@ import csv
 import json
 import sys
 
-from .common import Progress, add_json, command, emit, float_arg, float_list, int_in, output_path
+from .common import Progress, add_json, command, emit, float_arg, float_list, int_in, output_path, plot_path
 
 __all__ = ["COMMANDS"]
 
@@ -33,18 +33,22 @@ def _params(args, pr):
 
 def _run(args):
     from ..core.errors import InvalidParameterError
-    from ..study import ResultStore, protocol_of, run_study
+    from ..study import ResultStore, plan_study, protocol_of, run_study
     from ..study.plot import plot_study
 
     pr = protocol_of(args.protocol)
     params = _params(args, pr)
-    sizes = [int(round(v)) for v in args.d]
+    if not all(float(v).is_integer() for v in args.d):
+        raise InvalidParameterError("--d", ",".join(f"{v:g}" for v in args.d), "integer sizes, e.g. 250,500,1000")
+    sizes = [int(v) for v in args.d]
     if not all(float(k).is_integer() and 2 <= k <= 1000 for k in args.reps) or len(args.reps) not in (1, len(sizes)):
         raise InvalidParameterError("--reps", ",".join(f"{k:g}" for k in args.reps),
                                     "one integer in [2, 1000], or one per size")
     reps = [int(k) for k in args.reps] * (len(sizes) if len(args.reps) == 1 else 1)
     if args.scheduler is not None and args.workers is not None:
         raise InvalidParameterError("--workers", args.workers, "not given with --scheduler (the cluster has its own)")
+    plan_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare,
+               exponents=tuple(args.exponents), workers=args.workers)   # every check before the store is touched
     with ResultStore(args.store) as st:
         tag = dict(params, root_seed=args.seed)
         done = sum(st.has(args.protocol, tag, d, k) for d, n in zip(sizes, reps) for k in range(n))
@@ -81,7 +85,8 @@ def _run(args):
         fit = comp["fit"]
         lines.append(f"    g_inf = {fit['g_inf']:.4g} +- {fit['se']:.2g} (chi2 {fit['chi2']:.2f} on {fit['dof']} dof); "
                      f"{fit['verdict']}" if fit is not None else
-                     f"    no extrapolation: needs more than {len(args.exponents)} sizes")
+                     f"    no extrapolation: it needs more than {len(args.exponents)} sizes and a standard error > 0 "
+                     "at every size")
     emit(args, out, "\n".join(lines))
     return 0
 
@@ -116,7 +121,7 @@ def _setup(p):
     p.add_argument("--store", type=output_path, default="onestep-study.sqlite",
                    help="results store (SQLite; default onestep-study.sqlite)")
     p.add_argument("--resume", action="store_true", help="continue a study already in the store (no task runs twice)")
-    p.add_argument("--plot", type=output_path, help="plot of gap vs d^-1/2 with the fit (PNG/PDF/SVG)")
+    p.add_argument("--plot", type=plot_path, help="plot of gap vs d^-1/2 with the fit (PNG/PDF/SVG)")
     p.add_argument("--csv", type=output_path, help="per-size gaps of every comparison as CSV")
     p.add_argument("--quiet", action="store_true")
     add_json(p)

@@ -42,6 +42,9 @@ class InexactInputWarning(UserWarning):
     """A binary float was converted to a Rational through its shortest repr."""
 
 
+#: Largest numerator or denominator (in bits) of an exact input: bounded work for any input.
+MAX_EXACT_BITS = 3400
+
 def to_exact(value, param: str = "value", *, allow_infinite: bool = False) -> sp.Expr:
     """Convert *value* to an exact real SymPy number.
 
@@ -106,6 +109,9 @@ def to_exact(value, param: str = "value", *, allow_infinite: bool = False) -> sp
         raise InvalidParameterError(param, value, "a finite real number")
     if expr.has(sp.Float):
         expr = sp.nsimplify(expr, rational=True)
+    if any(max(abs(r.p), r.q).bit_length() > MAX_EXACT_BITS for r in expr.atoms(sp.Rational)):
+        raise InvalidParameterError(param, str(value)[:40], f"a number with at most {MAX_EXACT_BITS // 3} digits in "
+                                                           "its numerator and denominator")
     if expr.is_real is False or (expr.is_real is None and abs(sp.im(sp.N(expr, 30))) > 0):
         raise InvalidParameterError(param, value, "a real number")
     return expr

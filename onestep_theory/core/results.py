@@ -103,12 +103,12 @@ def digits_of(value, err) -> int:
     return max(0, int(math.floor(-math.log10(e / v))))
 
 
-def vouched(value, err) -> str:
-    """Decimal string of ``value`` with only the digits its absolute error ``err`` vouches for."""
+def vouched(value, err, cap: int | None = None) -> str:
+    """Decimal string of ``value`` with only the digits its absolute error ``err`` vouches for (at most ``cap``)."""
     v = float(value)
     if v == 0:
         return "0"
-    dg = digits_of(value, err)
+    dg = digits_of(value, err) if cap is None else min(digits_of(value, err), cap)
     if dg < 1:
         return f"{v:.1e}"
     return nstr(value, min(dg, 200)) if not isinstance(value, float) else f"{v:.{min(dg, 17)}g}"

@@ -23,10 +23,10 @@ import sympy as sp
 
 from ..core.errors import InvalidParameterError
 from ..core.precision import precision
-from ..core.results import Result, provenance
+from ..core.results import Result, digits_of, provenance, vouched
 from ..core.syntax import parse_text
 from .grid import parse_over, sample_points
-from .registry import closed_form, constants, evaluate, quantity_of, symbols_of
+from .registry import SRF_SYMBOLS, closed_form, constants, evaluate, formula_names, quantity_of, symbols_of
 
 __all__ = ["CheckResult", "check", "DEFAULT_RANGES", "MAX_CHECK_DPS"]
 
@@ -77,10 +77,12 @@ def _is_zero(expr) -> bool:
     return sp.count_ops(e) <= _SIMPLIFY_OPS and sp.simplify(e) == 0
 
 
-def _proof(expr, cf, exact: dict) -> dict:
+def _proof(expr, cf, exact: dict, family: str) -> dict:
     out = {"latex": sp.latex(expr)}
     if cf is None:
         return dict(out, status="no closed form", detail="the package computes this quantity only numerically")
+    if family == "srf":                 # r, c, gamma in a formula: Result 3.1 (docs/theory/srf-theory.md §2)
+        expr = expr.subs({SRF_SYMBOLS[k]: closed_form(k) for k in ("r", "c", "gamma")})
     diff = expr - cf
     if _is_zero(diff):
         return dict(out, status="identical", detail="the difference to the package's closed form simplifies to 0 "
@@ -92,7 +94,7 @@ def _proof(expr, cf, exact: dict) -> dict:
                         detail="the difference simplifies to 0 once the teacher's exact Hermite coefficients are in")
         diff = d2
     shown = sp.factor(sp.cancel(sp.together(diff))) if sp.count_ops(diff) <= _SIMPLIFY_OPS else diff
-    text = str(shown)
+    text = str(shown.xreplace(formula_names(family)))
     return dict(out, status="differs symbolically",
                 detail=f"formula - closed form = {text if len(text) <= 400 else text[:400] + ' ...'}")
 
@@ -117,23 +119,31 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
     if not isinstance(formula, str):
         raise InvalidParameterError("formula", formula, "a formula as text")
     expr = parse_text(formula, "formula", syms)
+    if any(a in expr.atoms() for a in (sp.zoo, sp.nan, sp.oo, -sp.oo)) or expr.has(sp.I):
+        raise InvalidParameterError("formula", formula, "a finite real expression (it is infinite, undefined or "
+                                                        "complex as written)")
     fixed = dict(fixed or {})
-    bad = [k for k in fixed if k not in syms or k in ("b", "rho")]
+    bad = [k for k in fixed if k not in q.params]
     if bad:
         raise InvalidParameterError(bad[0], fixed[bad[0]], f"a parameter of {against}: {', '.join(q.params)}")
+    if isinstance(over, str) and len({p.split("=")[0].strip() for p in over.split(",") if p.strip()}) != \
+            len([p for p in over.split(",") if p.strip()]):
+        raise InvalidParameterError("over", over, "each name once")
     rng = parse_over(over, need_count=False) if over else {}
     for k in rng:
-        if k not in q.params and k not in syms:
-            raise InvalidParameterError(k, over, f"a parameter of {against}: {', '.join(q.params)}")
+        if k not in q.params:
+            raise InvalidParameterError("over", k, f"a parameter of {against}: {', '.join(q.params)}")
+        if k in fixed:
+            raise InvalidParameterError(k, fixed[k], "either sampled (--over) or fixed, not both")
     for k in q.params:
         if k not in fixed and k not in rng and k in DEFAULT_RANGES:
             rng[k] = parse_over({k: DEFAULT_RANGES[k]}, need_count=False)[k]
     const = constants(q.family, student, teacher, dps + 10)
-    proof = _proof(expr, closed_form(against), const["exact"])
+    proof = _proof(expr, closed_form(against), const["exact"], q.family)
     pts = sample_points(rng, n, seed) if rng else [{}]
     free = expr.free_symbols
     compiled = sp.lambdify(sorted(free, key=str), expr, modules="mpmath")
-    rows, agree, over_bound = [], 0, 0
+    rows, agree, over_bound, undefined, earned = [], 0, 0, 0, dps
     bound = None
     if against.startswith("lambda_"):     # a test-error gain cannot exceed L_te(F0) - noise (docs/theory/checking.md §4)
         cfb = closed_form("test_loss_f0") - syms["noise"]
@@ -146,28 +156,43 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
             raise InvalidParameterError("formula", formula, f"symbols the quantity {against} defines at a point "
                                                             f"({', '.join(map(str, missing))} has no value: fix it)")
         with precision(dps + 10):
-            f = compiled(*[vals[s] for s in sorted(free, key=str)])
-            gap = abs(mpmath.mpf(f) - mpmath.mpf(value))
-            scale = max(abs(mpmath.mpf(value)), mpmath.mpf(10) ** -dps)
+            try:
+                f = compiled(*[vals[s] for s in sorted(free, key=str)])
+                f = mpmath.mpf(f) if not isinstance(f, mpmath.mpc) or f.imag == 0 else None
+                f = f if f is not None and mpmath.isfinite(f) else None
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                f = None
+            v = mpmath.mpf(value)
+            scale = max(abs(v), mpmath.mpf(10) ** -dps)
+            gap = abs(f - v) if f is not None else mpmath.inf
             top = bound[1](*[vals[s] for s in bound[0]]) if bound is not None else None
         rel = float(gap / scale)
-        ok = float(gap) <= 10.0 ** -dps * float(scale) + 2 * err
+        ok = f is not None and float(gap) <= 10.0 ** -dps * float(scale) + 2 * err
         agree += ok
-        row = {"point": {k: str(v) for k, v in point.items()}, "formula": mpmath.nstr(f, dps),
-               "quantity": mpmath.nstr(value, dps), "quantity_error": err, "relative_gap": rel, "agrees": bool(ok)}
+        undefined += f is None
+        earned = min(earned, digits_of(v, err))
+        row = {"point": {k: str(x) for k, x in point.items()},
+               "formula": mpmath.nstr(f, dps) if f is not None else "undefined (complex, infinite or 0/0)",
+               "quantity": vouched(v, err, dps), "quantity_error": err, "relative_gap": rel, "agrees": bool(ok)}
         if top is not None:
             row["largest_possible_gain"] = mpmath.nstr(top, dps)
-            over_bound += bool(f > top)
+            over_bound += bool(f is not None and f > top)
         rows.append(row)
     worst = max(rows, key=lambda r: r["relative_gap"])
     mx = worst["relative_gap"]
     where = ", ".join(f"{k}={float(sp.sympify(v)):.4g}" for k, v in worst["point"].items())
+    digits = min(dps, earned)          # the quantity's error may vouch for fewer digits than asked
     if agree == len(rows):
-        verdict = f"agrees to {dps} digits at {agree}/{len(rows)} points"
+        verdict = f"agrees to {digits} digits at {agree}/{len(rows)} points"
+        if digits < dps:
+            verdict += f" (the quantity's error estimate vouches for {digits} of the {dps} digits asked)"
         if proof["status"].startswith("identical"):
             verdict = f"{proof['status']} (symbolic proof); " + verdict
     else:
-        verdict = f"differs: relative gap up to {mx:.2g} at {where} ({agree}/{len(rows)} points agree to {dps} digits)"
+        verdict = (f"differs: relative gap up to {mx:.2g} at {where} ({agree}/{len(rows)} points agree to {digits} "
+                   "digits)")
+        if undefined:
+            verdict += f"; the formula is undefined (complex, infinite or 0/0) at {undefined}/{len(rows)} points"
         if proof["status"].startswith("identical"):
             verdict = "INCONSISTENT: proved identical but " + verdict + " -- please report"
     if bound is not None and over_bound:
@@ -190,7 +215,8 @@ def _simulate(name, q, formula, rows, student, teacher, d, reps, seed) -> list:
     out = []
     for r in rows:
         p = {k: float(sp.sympify(v)) for k, v in r["point"].items()}
-        f, v = float(mpmath.mpf(r["formula"])), float(mpmath.mpf(r["quantity"]))
+        f = float(mpmath.mpf(r["formula"])) if r["agrees"] or not r["formula"].startswith("undefined") else math.nan
+        v = float(mpmath.mpf(r["quantity"]))
         if q.family == "spike":
             nv = p.get("noise", 0.0)
             if name in ("m1", "m2", "dm1", "dm2"):
@@ -202,8 +228,8 @@ def _simulate(name, q, formula, rows, student, teacher, d, reps, seed) -> list:
                                         noise_var=nv, reps=reps, seed=seed)
                 st = res[{"delta": "delta", "lambda": "lambda_test", "train": "train_loss_F0",
                           "test": "test_loss_F0"}[name.split("_")[0]]]
-        elif name.startswith("bound"):
-            out.append({"point": p, "note": "a bound has no simulation"})
+        elif name not in ("r", "c", "gamma", "test_error"):
+            out.append({"point": p, "note": f"check does not simulate {name}"})
             continue
         else:
             kw = {k: p.get(k, dflt) for k, dflt in (("alpha", 1.0), ("beta", 1.0), ("lam", 0.1))}

@@ -27,6 +27,7 @@ docs/theory/srf-theory.md §2 (r, c, γ), §4.7 (test error), §6 (bounds), §7 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import mpmath
 import sympy as sp
@@ -39,13 +40,20 @@ from ..spikes import lambda_symbolic, resolvent
 from ..srf import bounds, srf_params, srf_solve
 from ..srf.spectrum import stieltjes_checked
 
-__all__ = ["Quantity", "QUANTITIES", "quantity_of", "symbols_of", "constants", "SRF_SYMBOLS"]
+__all__ = ["Quantity", "QUANTITIES", "quantity_of", "symbols_of", "formula_names", "closed_form", "constants",
+           "evaluate", "SRF_SYMBOLS"]
 
 _KMAX = MAX_ELL
 #: sRF symbols of formulas (docs/theory/checking.md §2).
-SRF_SYMBOLS = dict(zip(("r", "c", "gamma", "alpha", "beta", "lam", "alpha0", "eta", "noise", "mu1", "mu1c2", "mu1s",
-                        "mu2s"),
-                       sp.symbols("r c gamma alpha beta lambda alpha0 eta noise mu1 mu1c2 mu1s mu2s", positive=True)))
+SRF_SYMBOLS = {
+    **{n: sp.Symbol(n if n != "lam" else "lambda", positive=True) for n in ("c", "alpha", "beta", "lam", "alpha0",
+                                                                              "mu2s")},
+    **{n: sp.Symbol(n, nonnegative=True) for n in ("eta", "noise", "mu1c2")},
+    **{n: sp.Symbol(n, real=True) for n in ("r", "gamma", "mu1", "mu1s")},      # negative for e.g. -tanh(x)
+}
+#: The formula name of every symbol (to print a difference in the names a user typed).
+_POSITIVE = ("phi", "psi", "lam", "alpha", "beta", "alpha0")
+_NONNEG = ("eta", "noise")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +119,11 @@ def symbols_of(family: str) -> dict:
     return out
 
 
+def formula_names(family: str) -> dict:
+    """Package symbol -> the formula name of :func:`symbols_of` (``dm1_dlam`` -> ``dm1``, ``c_star_1`` -> ``cs1``)."""
+    return {v: sp.Symbol(k) for k, v in symbols_of(family).items() if isinstance(v, sp.Symbol)}
+
+
 def closed_form(name: str):
     """The package's closed form of quantity ``name`` in the symbols of :func:`symbols_of`, or None."""
     q = quantity_of(name)
@@ -174,6 +187,12 @@ def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, st
     missing = [p for p in q.params if p not in point and p != "noise"]
     if missing:
         raise InvalidParameterError(missing[0], None, f"a value for {name} (it depends on {', '.join(q.params)})")
+    for k, v in point.items():
+        if k not in q.params:
+            raise InvalidParameterError(k, v, f"a parameter of {name}: {', '.join(q.params)}")
+        x = float(_mp(v))
+        if (k in _POSITIVE and not x > 0) or (k in _NONNEG and not x >= 0) or not math.isfinite(x):
+            raise InvalidParameterError(k, v, "a finite real number " + ("> 0" if k in _POSITIVE else ">= 0"))
     syms = symbols_of(q.family)
     const = constants(q.family, student, teacher, dps + 10)
     vals = {k: v for k, v in const.items() if k not in ("exact", "teacher_norm2")}

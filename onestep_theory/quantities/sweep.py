@@ -15,12 +15,9 @@ import html
 import io
 import time
 
-import mpmath
-
 from ..core.errors import InvalidParameterError
 from ..core.plotting import plotting
-from ..core.precision import precision
-from ..core.results import Result, digits_of, provenance
+from ..core.results import Result, provenance, vouched
 from .grid import grid_points, parse_over
 from .registry import evaluate, quantity_of
 
@@ -104,17 +101,6 @@ class SweepResult(Result):
         return str(path)
 
 
-def _digits(value, err, dps) -> str:
-    """``value`` to the digits its error vouches for, at most ``dps`` (docs/theory/numerics.md §1)."""
-    dg = min(digits_of(value, err), dps)
-    if dg < 1:
-        return f"{float(value):.1e}"
-    if isinstance(value, float):
-        return f"{value:.{dg}g}"
-    with precision(dg + 10):                 # never round the value to the default 15 digits first
-        return mpmath.nstr(value, dg)
-
-
 def _short(v) -> str:
     try:
         return f"{float(v):.10g}"
@@ -140,7 +126,7 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
     for u in grid_points(grid):
         point = dict(fixed, **u)
         value, err, _, state = evaluate(quantity, point, student, teacher, dps=dps, state=state)
-        rows.append(dict(u, value=_digits(value, err, dps), error=f"{err:.2g}"))
+        rows.append(dict(u, value=vouched(value, err, dps), error=f"{err:.2g}"))
     return SweepResult(quantity=quantity, student=str(student), teacher=None if teacher is None else str(teacher),
                        fixed={k: str(v) for k, v in fixed.items()}, over=list(grid), rows=rows, dps=dps,
                        seconds=time.perf_counter() - t0,

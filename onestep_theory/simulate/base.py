@@ -168,8 +168,9 @@ def check_memory(nbytes: float, force: bool, what: str) -> None:
                                     "CLI --force)")
 
 
-def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False) -> tuple:
-    """Resolve (n, d, N) of the spike theory from sizes and/or ratios φ = d/n, ψ = d/N."""
+def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False, gram: str = "min") -> tuple:
+    """Resolve (n, d, N) of the spike theory from sizes and/or ratios φ = d/n, ψ = d/N; the memory estimate counts
+    the Gram matrices as ``min(n, N)``² (``gram="min"``) or n² (``gram="n"``: protocols that factor the n×n kernel)."""
     if d is None:
         if n is None or phi is None:
             raise InvalidParameterError("d", d, "an integer >= 1 (or give n and phi)")
@@ -189,8 +190,9 @@ def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False) -> tupl
         raise InvalidParameterError("phi", phi, f"consistent with d/n = {d}/{n}", "mismatched sizes")
     if psi is not None and abs(d / N - float(psi)) > 0.01 * float(psi):
         raise InvalidParameterError("psi", psi, f"consistent with d/N = {d}/{N}", "mismatched sizes")
-    # two datasets X (n x d), weights (N x d), features (n x N) twice, Gram/eigen (min(n, N)^2) twice
-    check_memory(8.0 * (2 * n * d + N * d + 2 * n * N + 2 * min(n, N) ** 2), force, f"n={n}, d={d}, N={N}")
+    # two datasets X (n x d), weights (N x d), features (n x N) twice, Gram/eigen (min(n, N)^2 or n^2) twice
+    g = min(n, N) if gram == "min" else n
+    check_memory(8.0 * (2 * n * d + N * d + 2 * n * N + 2 * g * g), force, f"n={n}, d={d}, N={N}")
     return n, d, N
 
 

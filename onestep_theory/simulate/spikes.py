@@ -159,7 +159,7 @@ def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, 
     ``singular=True`` the top singular values of F and the overlaps of its top left
     singular vectors with :math:`(\tilde X\beta)^{\circ k}`.
     """
-    n, d, N = sizes_spike(n, d, N, phi, psi, force=force)
+    n, d, N = sizes_spike(n, d, N, phi, psi, force=force, gram="n")
     lam = float(lam_grid(lam)[0])
     check_reps(reps)
     if gradient not in ("exact", "label_only", "rank_one"):
@@ -276,7 +276,7 @@ def sim_spike_model(student, teacher, n=None, d=None, N=None, *, phi=None, psi=N
     """
     import sympy as sp
 
-    n, d, N = sizes_spike(n, d, N, phi, psi, force=force)
+    n, d, N = sizes_spike(n, d, N, phi, psi, force=force, gram="n")
     lam = float(lam_grid(lam)[0])
     check_reps(reps)
     if mode not in ("limit", "finite"):

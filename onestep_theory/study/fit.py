@@ -43,6 +43,17 @@ class StudyFit(Result):
     provenance: dict
 
 
+def check_exponents(exponents) -> tuple:
+    """The exponents of the fit as floats: distinct, in (0, 4] (a clear error otherwise)."""
+    try:
+        ex = tuple(float(e) for e in exponents)
+    except (TypeError, ValueError):
+        ex = ()
+    if not ex or not all(0 < e <= 4 for e in ex) or len(set(ex)) != len(ex):
+        raise InvalidParameterError("exponents", exponents, "distinct exponents in (0, 4]")
+    return ex
+
+
 def extrapolate(d, gaps, se, exponents=(0.5, 1.0)) -> StudyFit:
     r"""Weighted least-squares fit of :math:`g(d)=g_\infty+\sum_ka_kd^{-e_k}` to per-size mean gaps ``gaps`` with
     standard errors ``se`` at sizes ``d`` (docs/theory/numerics.md §8).  Needs more sizes than exponents.
@@ -62,8 +73,7 @@ def extrapolate(d, gaps, se, exponents=(0.5, 1.0)) -> StudyFit:
         raise InvalidParameterError("d", d.tolist(), "distinct sizes > 0")
     if not np.all(np.isfinite(g)) or not np.all(np.isfinite(s) & (s > 0)):
         raise InvalidParameterError("se", s.tolist(), "finite gaps and standard errors > 0")
-    if not ex or not all(0 < e <= 4 for e in ex) or len(set(ex)) != len(ex):
-        raise InvalidParameterError("exponents", exponents, "distinct exponents in (0, 4]")
+    check_exponents(ex)
     if len(d) <= len(ex):
         raise InvalidParameterError("d", len(d), f"at least {len(ex) + 1} sizes for {len(ex)} exponent(s)")
     X = np.column_stack([np.ones_like(d)] + [d ** -e for e in ex])

@@ -114,7 +114,7 @@ _SRF = ("student", "teacher", "alpha", "beta", "lam")
 _SPIKE = ("student", "phi", "psi", "lam")
 #: Protocols by name.
 PROTOCOLS = {
-    "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "readout"),
+    "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test"),
                            ("test_error",), paired=("f1", "measured")),
     "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test"), ("test_error",)),
     "spike-model": Protocol("spike-model", _SPIKE + ("teacher",), ("ell", "noise_var"), ("delta", "lambda_test")),

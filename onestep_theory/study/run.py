@@ -23,11 +23,11 @@ import numpy as np
 from ..core.errors import InvalidParameterError
 from ..core.results import Result, provenance
 from .cluster import dask_available, map_tasks
-from .fit import extrapolate
+from .fit import check_exponents, extrapolate
 from .protocols import protocol_of
 from .store import ResultStore, canonical_json
 
-__all__ = ["task_seed", "run_task", "run_study", "StudyResult", "MAX_TASKS"]
+__all__ = ["task_seed", "run_task", "plan_study", "run_study", "StudyResult", "MAX_TASKS"]
 
 #: At most this many tasks in one study (bounded work for any input).
 MAX_TASKS = 10_000
@@ -113,6 +113,23 @@ def _ladder(sizes, reps):
     return sorted(per), per
 
 
+def plan_study(protocol: str, params: dict, sizes, reps, *, key=None, compare="theory", exponents=(0.5, 1.0),
+               workers=1) -> tuple:
+    """Check every input of a study before anything runs or is written (one clear error otherwise); returns
+    ``(protocol, params, key, sizes, reps per size, exponents)``."""
+    pr = protocol_of(protocol)
+    params = pr.check(dict(params))
+    key = pr.keys[0] if key is None else key
+    if key not in pr.keys:
+        raise InvalidParameterError("key", key, " or ".join(pr.keys))
+    if compare not in ("theory",) + pr.paired:
+        raise InvalidParameterError("compare", compare, " or ".join(("theory",) + pr.paired))
+    sizes, reps = _ladder(sizes, reps)
+    if workers is not None and (not isinstance(workers, int) or not 1 <= workers <= 256):
+        raise InvalidParameterError("workers", workers, "an integer in [1, 256], or None (one per core)")
+    return pr, params, key, sizes, reps, check_exponents(exponents)
+
+
 def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None = None, compare: str = "theory",
               theory=None, store=None, root_seed: int = 0, exponents=(0.5, 1.0), workers: int | None = 1,
               scheduler: str | None = None, progress=None) -> StudyResult:
@@ -138,16 +155,8 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     progress : callable(done, total), optional
         Called after each task executed in this run.
     """
-    pr = protocol_of(protocol)
-    params = pr.check(dict(params))
-    key = pr.keys[0] if key is None else key
-    if key not in pr.keys:
-        raise InvalidParameterError("key", key, " or ".join(pr.keys))
-    if compare not in ("theory",) + pr.paired:
-        raise InvalidParameterError("compare", compare, " or ".join(("theory",) + pr.paired))
-    sizes, reps = _ladder(sizes, reps)
-    if workers is not None and (not isinstance(workers, int) or not 1 <= workers <= 256):
-        raise InvalidParameterError("workers", workers, "an integer in [1, 256], or None (one per core)")
+    pr, params, key, sizes, reps, exponents = plan_study(protocol, params, sizes, reps, key=key, compare=compare,
+                                                         exponents=exponents, workers=workers)
     th, th_err = pr.theory(params, key) if theory is None else (float(theory[0]), float(theory[1]))
     own = not isinstance(store, ResultStore)
     st = ResultStore(store if store is not None else ":memory:") if own else store

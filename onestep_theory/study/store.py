@@ -133,6 +133,10 @@ class ResultStore:
         self._lock = threading.Lock()
         if not create and (not os.path.isfile(self.path) or os.path.getsize(self.path) == 0):
             raise InvalidParameterError("store", self.path, ALLOWED, "no such file, or an empty one")
+        if self.path != ":memory:" and os.path.isfile(self.path) and os.path.getsize(self.path) > 0:
+            with open(self.path, "rb") as fh:          # never let SQLite turn a foreign file into a database
+                if fh.read(16) != b"SQLite format 3\x00":
+                    raise InvalidParameterError("store", self.path, ALLOWED, "not a SQLite database (left unchanged)")
         try:
             self._con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
