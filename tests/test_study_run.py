@@ -153,3 +153,15 @@ def test_review_regressions_study(tmp_path, capsys):
     with pytest.raises(InvalidParameterError):
         run_study("giant-step", dict(student="tanh", teacher="sin", alpha0=20, eta=3, alpha=3, beta=1, lam=0.1,
                                      readout="2:1"), SIZES, 2)           # the theory would not match the readout
+
+
+def test_target_standard_error_adds_seeds_where_needed(tmp_path):
+    path = str(tmp_path / "t.sqlite")
+    res = run_study("srf", PARAMS, SIZES, 3, theory=THEORY, store=path, workers=1, target_se=0.0015, max_reps=40)
+    for row in res.sizes:
+        assert row["se"] <= 0.0015 or row["reps"] == 40
+    assert res.sizes[0]["reps"] > 3                              # the smallest size is the noisiest
+    again = run_study("srf", PARAMS, SIZES, 3, theory=THEORY, store=path, workers=1, target_se=0.0015, max_reps=40)
+    assert again.executed == 0 and again.results() == res.results()
+    with pytest.raises(InvalidParameterError):
+        run_study("srf", PARAMS, SIZES, 3, theory=THEORY, target_se=0)

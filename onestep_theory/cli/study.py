@@ -57,7 +57,8 @@ def _run(args):
                                         "finished task(s) of this study")
         res = run_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare, store=st,
                         root_seed=args.seed, exponents=tuple(args.exponents), workers=args.workers,
-                        scheduler=args.scheduler, progress=Progress("study", args.quiet, unit="task", eta=True))
+                        scheduler=args.scheduler, progress=Progress("study", args.quiet, unit="task", eta=True),
+                        target_se=args.target_se, max_reps=args.max_reps)
     out = res.to_dict()
     run = out["run"]
     out["run"] = {"executed": run["executed"], "reused": run["reused"]}    # stdout: the same for the same study
@@ -112,6 +113,10 @@ def _setup(p):
     p.add_argument("--d", type=float_list, required=True, help="sizes, e.g. 250,500,1000")
     p.add_argument("--reps", type=float_list, default=[4], help="seeds per size: one count, or one per size "
                                                                "(e.g. 24,16,8; default 4)")
+    p.add_argument("--target-se", type=float_arg("--target-se"),
+                   help="add seeds at every size until the standard error of the gap is at most this")
+    p.add_argument("--max-reps", type=int_in("--max-reps", 2, 1000), default=256,
+                   help="most seeds per size with --target-se (default 256)")
     p.add_argument("--seed", type=int_in("--seed", 0, 2**63 - 1), default=0, help="root seed")
     p.add_argument("--exponents", type=float_list, default=[0.5, 1.0], help="exponents e_k of the d^-e_k terms")
     p.add_argument("--workers", type=int_in("--workers", 1, 256),

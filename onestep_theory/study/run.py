@@ -113,6 +113,31 @@ def _ladder(sizes, reps):
     return sorted(per), per
 
 
+def _execute(protocol, params, root_seed, st, tag, pending, done, workers, scheduler, progress) -> str:
+    """Run the ``pending`` (d, k) tasks, storing each as it finishes; returns a description of the executor."""
+    if not pending:
+        return "none (every task was in the store)"
+    by_key = {st.key(protocol, tag, d, k): (d, k) for d, k in pending}
+    count = [0]
+
+    def on_result(tkey, result, seconds):
+        d, k = by_key[tkey]
+        st.put(protocol, tag, d, k, result, seconds)
+        done[(d, k)] = result
+        count[0] += 1
+        if callable(progress):
+            progress(count[0], len(pending))
+
+    if workers == 1 and scheduler is None:
+        for tkey, (d, k) in by_key.items():
+            ts = time.perf_counter()
+            result = run_task(protocol, params, d, k, root_seed)
+            on_result(tkey, result, time.perf_counter() - ts)
+        return "serial"
+    return map_tasks(run_task, [(tkey, (protocol, params, d, k, root_seed)) for tkey, (d, k) in by_key.items()],
+                     on_result, workers=workers, scheduler=scheduler)
+
+
 def plan_study(protocol: str, params: dict, sizes, reps, *, key=None, compare="theory", exponents=(0.5, 1.0),
                workers=1) -> tuple:
     """Check every input of a study before anything runs or is written (one clear error otherwise); returns
@@ -132,7 +157,8 @@ def plan_study(protocol: str, params: dict, sizes, reps, *, key=None, compare="t
 
 def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None = None, compare: str = "theory",
               theory=None, store=None, root_seed: int = 0, exponents=(0.5, 1.0), workers: int | None = 1,
-              scheduler: str | None = None, progress=None) -> StudyResult:
+              scheduler: str | None = None, progress=None, target_se: float | None = None,
+              max_reps: int = 256) -> StudyResult:
     r"""Run (or resume) a finite-size study of ``protocol`` with ``params`` over ``sizes`` × ``reps`` seeds
     (``reps`` one count, or one per size).
 
@@ -154,46 +180,58 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
         process per core (serially if Dask is not installed); ``scheduler``: the Dask cluster at that address.
     progress : callable(done, total), optional
         Called after each task executed in this run.
+    target_se, max_reps :
+        With ``target_se``, ``reps`` is the first round: seeds are then added at every size whose standard error of
+        the chosen gap is above ``target_se`` (the count its standard error says is needed, at most ``max_reps``),
+        until every size meets it.  The added seeds depend only on the results, so the study stays reproducible.
     """
     pr, params, key, sizes, reps, exponents = plan_study(protocol, params, sizes, reps, key=key, compare=compare,
                                                          exponents=exponents, workers=workers)
+    if target_se is not None and not (isinstance(target_se, (int, float)) and 0 < target_se < math.inf):
+        raise InvalidParameterError("target_se", target_se, "a standard error > 0")
+    if target_se is not None and (not isinstance(max_reps, int) or not max(reps.values()) <= max_reps <= 1000):
+        raise InvalidParameterError("max_reps", max_reps, "an integer in [reps, 1000]")
     th, th_err = pr.theory(params, key) if theory is None else (float(theory[0]), float(theory[1]))
     own = not isinstance(store, ResultStore)
     st = ResultStore(store if store is not None else ":memory:") if own else store
     tag = dict(params, root_seed=int(root_seed))
-    t0, done = time.perf_counter(), {}
+    t0, done, executed, executors = time.perf_counter(), {}, 0, []
+    if workers is None:
+        workers = (os.cpu_count() or 1) if (dask_available() or scheduler) else 1
+    gap_of = (lambda r: r[key] - th) if compare == "theory" else (lambda r: r[key] - r[f"theory_{compare}"])
     try:
-        tasks = [(d, k) for d in sizes for k in range(reps[d])]
-        for d, k in tasks:
-            res = st.get(protocol, tag, d, k)
-            if res is not None:
-                done[(d, k)] = res
-        pending = [t for t in tasks if t not in done]
-        reused, by_key = len(done), {st.key(protocol, tag, d, k): (d, k) for d, k in pending}
-
-        def on_result(tkey, result, seconds):
-            d, k = by_key[tkey]
-            st.put(protocol, tag, d, k, result, seconds)
-            done[(d, k)] = result
-            if callable(progress):
-                progress(len(done) - reused, len(pending))
-
-        if workers is None:
-            workers = (os.cpu_count() or 1) if (dask_available() or scheduler) else 1
-        if not pending:
-            executor = "none (every task was in the store)"
-        elif workers == 1 and scheduler is None:
-            for tkey, (d, k) in by_key.items():
-                ts = time.perf_counter()
-                result = run_task(protocol, params, d, k, root_seed)
-                on_result(tkey, result, time.perf_counter() - ts)
-            executor = "serial"
-        else:
-            executor = map_tasks(run_task, [(tkey, (protocol, params, d, k, root_seed)) for tkey, (d, k) in
-                                            by_key.items()], on_result, workers=workers, scheduler=scheduler)
+        reused = 0
+        while True:
+            pending = []
+            for d in sizes:
+                for k in range(reps[d]):
+                    if (d, k) in done:
+                        continue
+                    res = st.get(protocol, tag, d, k)
+                    if res is None:
+                        pending.append((d, k))
+                    else:
+                        done[(d, k)] = res
+                        reused += 1
+            executed += len(pending)
+            executors.append(_execute(protocol, params, root_seed, st, tag, pending, done, workers, scheduler,
+                                      progress))
+            if target_se is None:
+                break
+            more = {}
+            for d in sizes:                   # seeds to reach the target standard error (at most max_reps)
+                v = np.asarray([gap_of(done[(d, k)]) for k in range(reps[d])])
+                se = float(v.std(ddof=1) / math.sqrt(len(v)))
+                want = min(max_reps, math.ceil(len(v) * (se / target_se) ** 2))
+                if want > reps[d]:
+                    more[d] = want
+            if not more:
+                break
+            reps.update(more)
     finally:
         if own:
             st.close()
+    executor = next((e for e in executors if not e.startswith("none")), executors[0])
     rows_by_d = {d: [done[(d, k)] for k in range(reps[d])] for d in sizes}
     comparisons = {}
     for name in ("theory",) + pr.paired:
@@ -208,6 +246,6 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     return StudyResult(
         protocol=protocol, params=params, key=key, compare=compare, theory=th, theory_error=th_err,
         sizes=chosen["sizes"], fit=chosen["fit"], comparisons=comparisons, root_seed=int(root_seed),
-        run={"executed": len(pending), "reused": reused, "seconds": time.perf_counter() - t0, "executor": executor},
+        run={"executed": executed, "reused": reused, "seconds": time.perf_counter() - t0, "executor": executor},
         provenance=provenance(method="one task per (d, seed index), SeedSequence([root, hash, d, k]), one BLAS "
                                      "thread per task; WLS extrapolation in d^-e", references=["docs/theory/numerics.md §8"]))
