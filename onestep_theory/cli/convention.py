@@ -16,11 +16,16 @@ _SWITCHES = {"--json", "--debug", "--simulate", "--symbolic", "--symbolic-lambda
              "--quiet", "--force"}
 
 
+_NAMES = {"--convention", "--over", "--against"} | {"--" + n.replace("_", "-") for c in CONVENTIONS.values()
+                                                    for n in c}
+
+
 def _split(argv):
-    """``--flag=value`` as two tokens (flags only; positional arguments are left as they are)."""
+    """``--flag=value`` as two tokens, for ``--convention``, the parameters of the conventions, ``--over`` and
+    ``--against`` only (any other ``--flag=value`` is left to argparse, e.g. ``--readout=-1:0.5,2:0.5``)."""
     out = []
     for a in argv:
-        if a.startswith("--") and "=" in a:
+        if a.startswith("--") and "=" in a and a.split("=", 1)[0] in _NAMES:
             out += a.split("=", 1)
         else:
             out.append(a)
@@ -77,9 +82,9 @@ def rewrite(argv: list, flags_of) -> list:
     of the command's native convention (exact strings).  ``flags_of(command)`` gives the option strings the
     command accepts.  A given parameter that feeds no flag of the command, a converted flag also given natively,
     a second ``--convention`` and an ``--over`` range of a convention parameter are refused."""
-    argv = _split(argv)
-    if "--convention" not in argv:
+    if not any(a == "--convention" or a.startswith("--convention=") for a in argv):
         return argv
+    argv = _split(argv)
     i = argv.index("--convention")
     if i + 1 >= len(argv) or argv[i + 1] not in CONVENTIONS:
         raise InvalidParameterError("--convention", argv[i + 1] if i + 1 < len(argv) else None,
