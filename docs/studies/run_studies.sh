@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The finite-size studies of docs/studies/finite-size.md (2 cores: about 1.5 hours; a rerun reuses every stored task).
+# The finite-size studies of docs/studies/finite-size.md (2 cores: about 65 minutes; a rerun reuses every stored task).
 # Stores: caseA.sqlite, caseB.sqlite in the current folder; outputs: *.json, *.csv, *.png.
 set -euo pipefail
 A="--student tanh --teacher sin --alpha 3 --beta 1 --lam 0.1"
