@@ -32,6 +32,7 @@ import math
 import mpmath
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from ..core.precision import precision
 from ..hermite import Activation
@@ -146,7 +147,21 @@ def closed_form(name: str):
 
 def constants(family: str, student, teacher, dps: int) -> dict:
     """Values of the activation constants of :func:`symbols_of` (symbol -> mpf at ``dps`` digits) and, for the
-    spike theory, the exact teacher coefficients where they are known (symbol -> SymPy number) under ``"exact"``."""
+    spike theory, the exact teacher coefficients where they are known (symbol -> SymPy number) under ``"exact"``.
+    Cached by (family, student, teacher, dps): a sweep or a check computes them once, not at every point."""
+    try:
+        out = _constants_cached(family, student, teacher, int(dps))
+    except TypeError:                                   # an unhashable student or teacher
+        out = _constants(family, student, teacher, int(dps))
+    return dict(out, exact=dict(out["exact"]))
+
+
+@cached(maxsize=64)
+def _constants_cached(family, student, teacher, dps):
+    return _constants(family, student, teacher, dps)
+
+
+def _constants(family, student, teacher, dps) -> dict:
     s = Activation.from_any(student, "student", center=family == "spike")
     t = Activation.from_any(teacher, "teacher") if teacher is not None else None
     syms = symbols_of(family)
