@@ -66,15 +66,18 @@ def test_study_refusals():
 
 def test_paired_references_track_the_network():
     """giant-step tasks carry the F1 theory on their own trained weights and the sRF theory at their measured
-    (r, c, gamma): both are within the simulation's own scatter of the network's test error at d = 200, and the
-    paired gap has a smaller spread than the unpaired one (the weights' fluctuation is removed)."""
+    (r, c, gamma).  At d = 200 both gaps must agree with the case-A study of docs/studies/finite-size.md, which
+    measured them (d = 250 … 4000, 104 networks) at -3.5 % of the theory with a standard error of 0.5 % (d^-1 fit);
+    the tolerance is 4 combined standard errors.  The paired gap has a smaller spread than the unpaired one (the
+    weights' fluctuation is removed)."""
     params = dict(student="tanh", teacher="sin", alpha0=20, eta=3, alpha=3, beta=1, lam=0.1, n_test=4000)
     res = run_study("giant-step", params, [100, 200], 6, workers=1)
     assert set(res.comparisons) == {"theory", "f1", "measured"}
-    th = res.comparisons["theory"]["sizes"][-1]
-    f1 = res.comparisons["f1"]["sizes"][-1]
-    assert abs(f1["gap"]) <= 4 * f1["se"] and abs(th["gap"]) <= 4 * th["se"] + 0.004
-    assert f1["se"] < th["se"]
+    th = res.theory
+    for name in ("theory", "f1", "measured"):
+        row = res.comparisons[name]["sizes"][-1]
+        assert abs(row["gap"] + 0.035 * th) <= 4 * math.hypot(row["se"], 0.005 * th), (name, row)
+    assert res.comparisons["f1"]["sizes"][-1]["se"] < res.comparisons["theory"]["sizes"][-1]["se"]
 
 
 @pytest.mark.parametrize("protocol, params, key", [
@@ -84,8 +87,10 @@ def test_paired_references_track_the_network():
 def test_spike_protocols_against_their_theory(protocol, params, key):
     res = run_study(protocol, params, [40, 80, 160], 4, key=key, workers=1)
     assert res.theory_error < 1e-10
-    for row in res.sizes:                                   # finite-size bias O(1/sqrt d) at most
-        assert abs(row["gap"]) <= 4 * row["se"] + 2 / math.sqrt(row["d"]), row
+    for row in res.sizes:
+        # spike model: bias below 1.6/n, n = d/phi (measured, tests/test_spikes.py); traces: plain standard errors
+        bias = 1.6 * params["phi"] / row["d"] if protocol == "spike-model" else 0.0
+        assert abs(row["gap"]) <= 4 * row["se"] + bias, row
     assert set(PROTOCOLS[protocol].keys) >= {key}
 
 

@@ -105,6 +105,12 @@ def quantity_of(name: str) -> Quantity:
 
 
 def symbols_of(family: str) -> dict:
+    """See :func:`_symbols_of` (a fresh dict each call; the symbols are built once)."""
+    return dict(_symbols_of(family))
+
+
+@cached(maxsize=None)
+def _symbols_of(family: str) -> dict:
     """The names a formula of ``family`` may use, mapped to the package's SymPy symbols (docs/theory/checking.md
     §2).  Spike: ``m1 m2 dm1 dm2 phi psi lam c1..c8 c_gt1 cs0..cs8 c_star2 noise b rho``; sRF: ``r c gamma alpha beta
     lam alpha0 eta noise mu1 mu1c2 mu1s mu2s``."""
@@ -126,7 +132,14 @@ def formula_names(family: str) -> dict:
 
 
 def closed_form(name: str):
-    """The package's closed form of quantity ``name`` in the symbols of :func:`symbols_of`, or None."""
+    r"""The package's closed form of quantity ``name`` in the symbols of :func:`symbols_of`, or None.
+
+    :math:`\Delta_\ell`: docs/theory/spike-theory.md §7.3 (``delta_symbolic``); :math:`\Lambda_\ell`: §8.5
+    (``lambda_symbolic``); :math:`\mathcal L_{\rm tr}(F_0)=\lambda\frac\psi\phi[c_{\star,1}^2m_2+(c_\star^2-c_{\star,1}^2
+    +\sigma_\varepsilon^2)m_1]` (§7.1); :math:`\mathcal L_{\rm te}(F_0)=\frac\phi\psi[c_{\star,1}^2(-\partial_\lambda m_2)
+    +(c_\star^2-c_{\star,1}^2+\sigma_\varepsilon^2)(-\partial_\lambda m_1)]/m_1^2` (§8.1); r, γ, c: Result 3.1 of
+    [CPDKLZL24], eqs. (9)–(11) (docs/theory/srf-theory.md §2).
+    """
     q = quantity_of(name)
     if name.startswith("delta_"):
         return delta_symbolic(int(name[6:]))
