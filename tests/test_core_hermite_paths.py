@@ -26,7 +26,7 @@ from onestep_theory.core.errors import ExpressionError, HypothesisError, Invalid
 from onestep_theory.core.exact import (GUARD_DIGITS, InexactInputWarning, check_dps, check_positive, check_range,
                                        check_real, float_in, nstr, to_exact, to_float, to_mpf)
 from onestep_theory.core.precision import arb_to_mpf, mpf_to_arb, precision, with_dps, workdps
-from onestep_theory.core.results import Result, VouchedResult, digits_of, provenance, serialize, vouched
+from onestep_theory.core.results import Result, VouchedResult, digits_of, provenance, serialize, vouch, vouched
 from onestep_theory.core.syntax import (MAX_EXPR_CHARS, MAX_EXPR_NODES, MAX_LITERAL_DIGITS, parse_constant,
                                         parse_text)
 from onestep_theory.hermite import gauss, moments
@@ -330,12 +330,44 @@ def test_digits_of_and_vouched():
     assert digits_of(1.0, float("inf")) == 0
     assert digits_of(123.456, 1e-4) == 6                   # floor(-log10(1e-4/123.456)) = 6
     assert digits_of(1.0, 10.0) == 0
-    assert vouched(0.0, 1.0) == "0"
-    assert vouched(4.321e-18, 1e-16) == "4.3e-18"          # error larger than the value
-    assert vouched(2 / 3, 1e-6) == "0.66667"                 # floor(-log10(1.5e-6)) = 5 digits
+    assert vouch(0.0, 1.0) == ("0", "1.00e+00")
+    assert vouch(4.321e-18, 1e-16) == ("4e-18", "1.01e-16")   # error larger than the value: one digit
+    # to the error's decimal place (1e-6) and one guard digit (1e-7); the rounding 3.3e-8 is added
+    assert vouch(2 / 3, 1e-6) == ("0.6666667", "1.04e-06")
     with mpmath.workdps(40):
         v = mpmath.mpf(2) / 3
-        assert vouched(v, mpmath.mpf(10) ** -30) == "0." + "6" * 28 + "7"     # 29 digits
+        assert vouch(v, mpmath.mpf(10) ** -30) == ("0." + "6" * 30 + "7", "1.04e-30")
+        assert vouched(v, 0, cap=5) == "0.66667"               # exact value, 5 digits asked
+
+
+def _exact(v):
+    if isinstance(v, mpmath.mpf):
+        sign, man, exp, _ = v._mpf_
+        f = fractions.Fraction(int(man)) * fractions.Fraction(2) ** int(exp)
+        return -f if sign else f
+    return fractions.Fraction(v)
+
+
+@pytest.mark.parametrize("dps", [15, 30, 50])
+def test_vouch_contract_printed_interval_contains_every_value_within_the_error(dps):
+    """The contract (docs/theory/numerics.md §1): printed value +/- printed error contains [value - err, value + err]
+    and the printed error is at most 1.1 x (err + rounding) + one unit of its third digit; sampled over scales."""
+    rng = np.random.default_rng(dps)
+    with mpmath.workdps(dps + 10):
+        for _ in range(300):
+            v = mpmath.mpf(rng.standard_normal()) * mpmath.mpf(10) ** int(rng.integers(-12, 12)) / 3
+            err = float(abs(v)) * 10.0 ** -float(rng.uniform(0, dps + 5)) if rng.random() > 0.1 else 0.0
+            cap = int(rng.integers(1, dps + 1)) if rng.random() < 0.3 else None
+            text, etext = vouch(v, err, cap)
+            gap = abs(fractions.Fraction(text) - _exact(v))
+            assert gap + fractions.Fraction(err) <= fractions.Fraction(etext), (v, err, cap, text, etext)
+            assert fractions.Fraction(etext) <= (gap + fractions.Fraction(err)) * fractions.Fraction(101, 100) + \
+                fractions.Fraction(etext) / 99
+    for _ in range(300):                                       # float64 values
+        v = float(rng.standard_normal() * 10.0 ** rng.integers(-8, 8))
+        err = abs(v) * 10.0 ** -rng.uniform(0, 17)
+        text, etext = vouch(v, err)
+        assert abs(fractions.Fraction(text) - fractions.Fraction(v)) + fractions.Fraction(err) <= fractions.Fraction(etext)
 
 
 def test_vouched_result():
@@ -350,10 +382,10 @@ def test_vouched_result():
     res = _Vouched(value=third, pair=[third, two_thirds], other=third,
                    errors={"value": 1e-5, "pair": [1e-3, 1e-8], "o": 0.5})
     d = res.to_dict()
-    assert d["value"] == "0.3333"                          # floor(-log10(1e-5/(1/3))) = 4 digits
-    assert d["pair"] == ["0.33", "0.6666667"]
-    assert d["other"] == "3.3e-01"                         # error 0.5 > value: exponent form
-    assert d["errors"] == {"value": "1.00e-05", "pair": ["1.00e-03", "1.00e-08"], "o": "5.00e-01"}
+    assert d["value"] == "0.333333"                        # to 1e-5 and one guard digit
+    assert d["pair"] == ["0.3333", "0.666666667"]
+    assert d["other"] == "0.33"                            # error 0.5: to 1e-1 and one guard digit
+    assert d["errors"] == {"value": "1.04e-05", "pair": ["1.04e-03", "1.04e-08"], "o": "5.04e-01"}
 
 
 # =====================================================================================================

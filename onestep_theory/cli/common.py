@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.precision import MAX_DPS
 
-__all__ = ["Parser", "int_in", "exact_arg", "add_exact", "add_debug", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
+__all__ = ["Parser", "int_in", "exact_arg", "exact_grid", "exact_text", "add_exact", "add_debug", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
            "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
            "MAX_GRID"]
 
@@ -122,10 +122,30 @@ def add_json(p):
     p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")
 
 
+def decimal_strings(obj):
+    """JSON data with every real number as a decimal string (a float through its shortest repr, which reads
+    back as the same binary number; ``nan``/``inf`` as words); integers (counts, seeds, sizes) and booleans stay.
+    The one rule for numbers in the command line's JSON."""
+    if isinstance(obj, dict):
+        return {k: decimal_strings(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [decimal_strings(v) for v in obj]
+    if isinstance(obj, (bool, np.bool_)) or obj is None or isinstance(obj, str):
+        return bool(obj) if isinstance(obj, np.bool_) else obj
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return repr(float(obj))
+    from ..core.results import serialize
+
+    return serialize(obj)
+
+
 def emit(args, payload: dict, text: str) -> None:
-    """Print *payload* as JSON if ``--json`` was given, else *text*."""
+    """Print *payload* as JSON (numbers as decimal strings: :func:`decimal_strings`) if ``--json`` was given,
+    else *text*."""
     if getattr(args, "json", False):
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(decimal_strings(payload), indent=2))
     else:
         print(text)
 
@@ -147,6 +167,60 @@ def exact_list(text):
     if not items or len(items) > 1000:
         raise argparse.ArgumentTypeError(f"expected 1 to 1000 comma-separated numbers, got {text!r}")
     return items
+
+
+def exact_text(value) -> str:
+    """The text of an exact number as a user would type it: a terminating decimal (``1.6``) where the value has
+    one, else the SymPy form (``1/3``, ``sqrt(2)/2``)."""
+    import sympy as sp
+
+    if isinstance(value, sp.Rational):
+        q, twos, fives = int(value.q), 0, 0
+        while q % 2 == 0:
+            q, twos = q // 2, twos + 1
+        while q % 5 == 0:
+            q, fives = q // 5, fives + 1
+        if q == 1:
+            if value.q == 1:
+                return str(value.p)
+            places = max(twos, fives)
+            text = f"{abs(value.p) * 10 ** places // int(value.q)}".rjust(places + 1, "0")
+            return ("-" if value.p < 0 else "") + text[:-places] + "." + text[-places:]
+    return str(value)
+
+
+def exact_grid(name):
+    """Argument type of a list of exact numbers: ``"0.1"``, ``"0.1,1/3,1"`` or ``"start:stop:num"`` (inclusive,
+    evenly spaced *exactly*: ``0.2:3:15`` gives 0.2, 0.4, ..., 3).  Each value is kept as exact text (a number as
+    typed, or :func:`exact_text` of a grid point), so the theory reads the same exact number from every command."""
+
+    def conv(text):
+        import sympy as sp
+
+        from ..core.errors import InvalidParameterError
+        from ..core.exact import to_exact
+
+        bad = (f"{name} must be a number, a list 'a,b,c' or a range 'start:stop:num' of finite reals (num in "
+               f"[1, {MAX_GRID}]), got {text!r}")
+        try:
+            if ":" in text:
+                a, b, k = text.split(":")
+                n = int(k)
+                if not 1 <= n <= MAX_GRID:
+                    raise ValueError
+                lo, hi = to_exact(a.strip(), name), to_exact(b.strip(), name)
+                return [exact_text(sp.nsimplify(lo + (hi - lo) * sp.Rational(i, max(n - 1, 1)))) for i in range(n)]
+            items = [v.strip() for v in text.split(",") if v.strip()]
+            if not items or len(items) > MAX_GRID:
+                raise ValueError
+            for v in items:
+                to_exact(v, name)
+            return items
+        except (ValueError, TypeError, InvalidParameterError):
+            raise argparse.ArgumentTypeError(bad) from None
+
+    conv.__name__ = name
+    return conv
 
 
 def _real(text) -> float:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..core.exact import nstr
 from ..hermite.activation import he_coeffs
 from ..hermite.polynomials import he_xi_row
 from .common import add_dps, add_json, command, emit, int_in
@@ -18,13 +17,15 @@ COMMANDS: dict = {}
 def _cmd_hermite(args) -> int:
     res = he_coeffs(args.expression, args.kmax, args.dps, center=args.center, param="EXPR")
     d = res.to_dict()
-    lines = [f"Hermite coefficients of {res.expression}  (probabilists' He_k, Z ~ N(0,1); dps={res.dps})",
-             f"{'k':>3}  {'c_k':<{res.dps + 8}}  exact"]
-    for k, (v, e) in enumerate(zip(res.values, res.exact)):
-        lines.append(f"{k:>3}  {nstr(v, res.dps):<{res.dps + 8}}  {e if e is not None else '-'}")
+    lines = [f"Hermite coefficients of {res.expression}  (probabilists' He_k, Z ~ N(0,1); dps={res.dps}; "
+             "value +/- error, the error including the rounding of the printed value)",
+             f"{'k':>3}  {'c_k':<{res.dps + 8}}  {'+/-':<9}  exact"]
+    for k, e in enumerate(res.exact):
+        text, err, _ = res.printed("values", k)
+        lines.append(f"{k:>3}  {text:<{res.dps + 8}}  {err:<9}  {e if e is not None else '-'}")
     for key, label in (("mean", "E sigma"), ("second_moment", "E sigma^2"), ("c_gt1", "c_>1"), ("c_star", "c_star")):
         ent = d[key]
-        lines.append(f"{label:<10} = {ent['value']}" + (f"   [{ent['exact']}]" if ent["exact"] else ""))
+        lines.append(f"{label:<10} = {ent['value']} +/- {ent['abs_error']}" + (f"   [{ent['exact']}]" if ent["exact"] else ""))
     if res.breakpoints:
         lines.append(f"kinks at x = {', '.join(res.breakpoints)}")
     emit(args, d, "\n".join(lines))

@@ -38,7 +38,7 @@ def _check(args):
         out["plot"] = _plot_check(res, args.plot)
     lines = [res.verdict, f"proof: {res.proof['status']} -- {res.proof['detail']}",
              f"worst point: {res.worst['point']}: formula {res.worst['formula']}, {res.against} "
-             f"{res.worst['quantity']} (+/- {res.worst['quantity_error']:.1e})"]
+             f"{res.worst['quantity']} (+/- {res.worst['quantity_error']})"]
     for s in res.simulation:
         if "note" in s:
             lines.append(f"simulation at {s['point']}: {s['note']}")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import io
 
-from .common import add_exact, add_json, command, emit, exact_arg, exact_list, float_arg, float_list, int_in, output_path
+from .common import (add_exact, add_json, command, emit, exact_arg, exact_grid, exact_list, float_list, int_in,
+                     output_path)
 from .groups import add_readout, group_spikes, is_grouped, run_bounds_groups, run_srf_groups
-from ..core.exact import nstr
-from ..core.results import serialize, vouched
+from ..core.results import serialize, vouch, vouched
 from ..srf.solve import MAX_SRF_DPS
 
 
@@ -79,10 +79,11 @@ def _solver_kw(args):
 
 
 def _empirical(args, rcg, beta):
+    from ..core.exact import to_float
     from ..simulate import sizes_srf
     from ..simulate import empirical_spectrum
 
-    d, _, p, _ = sizes_srf(args.empirical_d, alpha=1, beta=float(beta))
+    d, _, p, _ = sizes_srf(args.empirical_d, alpha=1, beta=to_float(beta, "beta"))
     return empirical_spectrum(d, p, float(rcg[1]), float(rcg[2]), seed=args.seed)
 
 
@@ -100,13 +101,14 @@ def _run_srf(args):
 
     if is_grouped(args):
         return run_srf_groups(args)
-    rr, cc, gg, mapping = _resolve(args)
     skw = _solver_kw(args)
+    kw = _kw(args)
     if args.spectrum_mode == "empirical":
-        skw["empirical"] = _empirical(args, (rr, cc, gg), args.beta)
-    sol = srf_solve(args.student, args.teacher, alpha=args.alpha, beta=args.beta, lam=args.lam, r=rr, c=cc, gamma=gg,
-                    noise_var=args.noise_var, dps=args.dps, **skw)
-    if mapping is not None:
+        skw["empirical"] = _empirical(args, _resolve(args)[:3], args.beta)
+    # (r, c, gamma) are resolved inside srf_solve, so that the mapping's errors reach the result
+    sol = srf_solve(args.student, args.teacher, alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps,
+                    **kw, **skw)
+    if "alpha0" in kw:
         sol.provenance["mapping"] = "Result 3.1 (eqs. 9-11), c_formula=" + args.c_formula
     d = sol.to_dict()
     out = {"r": d["r"], "c": d["c"], "gamma": d["gamma"], "test_error": d["test_error"], "abs_error": d["abs_error"],
@@ -130,7 +132,7 @@ def _run_srf(args):
 
 
 def _run_curve(args):
-    from ..srf.bounds import best_linear
+    from ..srf.bounds import best_linear_checked
     from ..srf import srf_sweep
 
     from ..core.errors import InvalidParameterError
@@ -160,12 +162,12 @@ def _run_curve(args):
         fixed.update(alpha0=args.alpha0, eta=args.eta)
         fixed.pop(param)
     sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
-    bl = best_linear(args.teacher)
+    bl = vouched(*best_linear_checked(args.teacher, args.dps), args.dps)
     rows = []
     for v, s in zip(values, sols):
         d = s.to_dict()
         rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": s.digits,
-                     **d["order"], "r": nstr(s.r, 15), "c": nstr(s.c, 15), "gamma": nstr(s.gamma, 15),
+                     **d["order"], "r": d["r"], "c": d["c"], "gamma": d["gamma"],
                      "iterations": s.iterations, "best_linear": bl})
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
@@ -198,13 +200,11 @@ def _run_bounds(args):
         b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", eta=args.eta, noise_var=args.noise_var,
                    c_formula=args.c_formula, strict_odd=odd, dps=args.dps)
     d = b.to_dict()
-    dg = args.dps or 15
-    for k in ("r", "c", "gamma", "eta_upper", "eta_lower"):
-        if getattr(b, k) is not None:
-            d[k] = nstr(getattr(b, k), dg)
-    lines = [f"{'upper (26)':<12} = {d['upper']}   +/- {d['errors']['upper']}",
-             f"{'lower (27)':<12} = {d['lower']}   +/- {d['errors']['lower']}"]
-    lines += [f"{k:<12} = {d[k]}" for k in ("best_linear", "r", "c", "gamma", "eta_upper", "eta_lower", "extension")]
+    e = d["errors"]
+    lines = [f"{'upper (26)':<12} = {d['upper']}   +/- {e['upper']}",
+             f"{'lower (27)':<12} = {d['lower']}   +/- {e['lower']}"]
+    lines += [f"{k:<12} = {d[k]}" + (f"   +/- {e[k]}" if k in e else "")
+              for k in ("best_linear", "r", "c", "gamma", "eta_upper", "eta_lower", "extension")]
     text = "\n".join(lines)
     emit(args, d, text)
     return 0
@@ -215,8 +215,9 @@ def _run_bias_bound(args):
 
     rr, cc, gg, _ = _resolve(args)
     out = bias_lower_bound(args.student, args.teacher, r=rr, c=cc, gamma=gg, bias_max=args.bias_max)
-    d = {k: (vouched(out[k], out["errors"][k]) if k in out["errors"] else out[k]) for k in out}
-    d["errors"] = {k: f"{v:.2e}" for k, v in out["errors"].items()}
+    printed = {k: vouch(out[k], e) for k, e in out["errors"].items()}
+    d = {k: (printed[k][0] if k in printed else out[k]) for k in out}
+    d["errors"] = {k: p[1] for k, p in printed.items()}
     text = (f"lower bound (27) minimised over a common bias b: {d['lower']}  +/- {d['errors']['lower']}  at b = "
             f"{out['bias']:.8g}" + (" (at the end of the range: widen --bias-max)" if out["at_boundary"] else "")
             + f"\nwithout bias (b = 0): {d['lower_at_zero']}  +/- {d['errors']['lower_at_zero']}")
@@ -239,7 +240,9 @@ def _run_spectrum(args):
             d["mean_spike"] = vouched(sp_.mean_spike_per_d * args.d, sp_.errors["mean_spike_per_d"] * args.d)
         if is_grouped(args):
             d["group_mean_spikes"] = group_spikes(args, rr, cc)
-    lines = [f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
+    lines = [f"bulk density of Phi^T Phi / p: the limit eta -> 0 of Im V2(x + i eta)/pi, extrapolated from eta = "
+             f"{sp_.eta:.3g}, eta/2, eta/4 (the error includes the extrapolation's)",
+             f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
                                                     zip(sp_.x, d["density"], d["errors"]["density"])]
     lines += [f"V2(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
     lines.append(f"atom at 0: {sp_.atom_at_zero:.6g};  mean spike / d = alpha E mu0^2 = {d['mean_spike_per_d']}"
@@ -270,12 +273,16 @@ def _run_mapping(args):
 def _run_cge(args):
     from ..srf.cge import cge_values
 
-    rr, cc, gg, _ = _resolve(args)
+    rr, cc, gg, mapping = _resolve(args)
     v = cge_values(args.student, rr, cc, args.kappa, dps=args.dps)
     d = v.to_dict()
     d["kappa"] = list(args.kappa)
-    lines = [f"conditional Gaussian equivalence (15): student {args.student}, r={nstr(rr, args.dps or 15)}, "
-             f"c={nstr(cc, args.dps or 15)}",
+    if mapping is not None:             # r, c from Result 3.1, with the mapping's errors
+        for k, val in (("r", rr), ("c", cc)):
+            d[k], d.setdefault("errors", {})[k] = vouch(val, mapping.errors[k], args.dps)
+    rc = (f"r={d['r']} +/- {d['errors']['r']}, c={d['c']} +/- {d['errors']['c']}" if mapping is not None else
+          f"r={args.r}, c={args.c}")
+    lines = [f"conditional Gaussian equivalence (15): student {args.student}, {rc}",
              f"{'kappa':>10}  {'mu0':<{(args.dps or 15) + 8}} {'mu1':<{(args.dps or 15) + 8}} mu*^2"]
     for i, k in enumerate(args.kappa):
         lines.append(f"{k:>10}  {d['mu0'][i]:<{(args.dps or 15) + 8}} {d['mu1'][i]:<{(args.dps or 15) + 8}} "
@@ -321,13 +328,13 @@ def _setup_srf(p):
 @command(COMMANDS, "srf-curve", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts")
 def _setup_curve(p):
     _rcg_args(p)
-    p.add_argument("--alphas", type=float_list, help="alpha values: 'a,b,c' or 'start:stop:num'")
+    p.add_argument("--alphas", type=exact_grid("--alphas"), help="alpha values: 'a,b,c' or 'start:stop:num' (exact)")
     p.add_argument("--sweep", choices=["alpha", "beta", "lam", "eta", "alpha0", "noise_var"],
                    help="sweep another parameter (with --values)")
-    p.add_argument("--values", type=float_list, help="values of the swept parameter")
-    p.add_argument("--alpha", type=float_arg("--alpha"), help="n/d when sweeping another parameter")
-    p.add_argument("--beta", type=float_arg("--beta"), default=1.0)
-    p.add_argument("--lam", type=float_arg("--lam"), default=0.1)
+    p.add_argument("--values", type=exact_grid("--values"), help="values of the swept parameter")
+    p.add_argument("--alpha", type=exact_arg, help="n/d when sweeping another parameter")
+    p.add_argument("--beta", type=exact_arg, default="1")
+    p.add_argument("--lam", type=exact_arg, default="1/10")
     p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
     _model_args(p)
     return _run_curve
@@ -352,7 +359,8 @@ def _setup_spectrum(p):
     _rcg_args(p, need_teacher=False)
     add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"))
     p.add_argument("--z", type=float_list, help="grid of real parts x ('a:b:k'); default automatic")
-    p.add_argument("--lam", type=float_list, default=[0.1, 0.5, 1.0, 3.0], help="lambdas for V2(-lambda)")
+    p.add_argument("--lam", type=exact_grid("--lam"), default=["0.1", "0.5", "1", "3"],
+                   help="lambdas for V2(-lambda) (exact)")
     p.add_argument("--d", type=int_in("--d", 1, 10**9), help="dimension, to report the mean spike location n E mu0^2")
     add_readout(p)
     _dps_arg(p)

@@ -7,6 +7,7 @@ import warnings
 from .common import add_dps, add_exact, add_json, command, emit, exact_arg, int_in
 from ..core.errors import InvalidParameterError
 from ..core.exact import nstr
+from ..core.results import digits_of
 
 
 __all__ = ["COMMANDS"]
@@ -18,10 +19,11 @@ def _run_resolvent(args):
     from ..spikes.resolvent import resolvent
 
     r = resolvent(args.student, args.phi, args.psi, args.lam, args.dps)
-    d = {k: r.to_dict()[k] for k in ("m1", "m2", "dm1_dlam", "dm2_dlam", "residual", "iterations", "method", "dps")}
+    full = r.to_dict()
+    d = {k: full[k] for k in ("m1", "m2", "dm1_dlam", "dm2_dlam", "residual", "iterations", "method", "dps", "errors")}
     d.update(student=args.student, phi=args.phi, psi=args.psi, lam=args.lam, c1=nstr(r.c1, args.dps),
              c_gt1=nstr(r.c_gt1, args.dps), provenance=r.provenance,
-             errors={k: f"{e:.1e}" for k, e in r.errors.items()}, digits=r.digits)
+             digits={k: digits_of(getattr(r, k), float(e)) for k, e in full["errors"].items()})
     text = "\n".join(f"{k:<9} = {d[k]}   +/- {d['errors'][k]}" for k in ("m1", "m2", "dm1_dlam", "dm2_dlam")) + \
         f"\n(student {args.student}: c1={d['c1']}, c_>1={d['c_gt1']}; residual {nstr(r.residual, 3)}, " \
         f"{r.iterations} Newton step(s))"
@@ -44,14 +46,15 @@ def _run_gains(args):
 
         g.symbolic.update(lambda_closed_forms(g.ell, tuple(g.dropped), centered_teacher=not args.allow_uncentered))
     d = g.to_dict()
+    e = d["errors"]
     lines = [f"student {g.student}, teacher {g.teacher}, phi={args.phi}, psi={args.psi}, lam={args.lam}, "
-             f"noise_var={args.noise_var}, ell={g.ell}"]
-    for k, v in enumerate(d["delta"], 1):
-        lines.append(f"Delta_{k}  = {v}")
-    for k, (v, ok) in enumerate(zip(d["lambda_test"], d["lambda_validated"]), 1):
-        lines.append(f"Lambda_{k} = {v}" + ("" if ok else "   (unvalidated)") + f"   [{g.test_form}]")
-    lines.append(f"baseline L_tr(F0) = {d['baseline_train']}")
-    lines.append(f"baseline L_te(F0) = {d['baseline_test']}")
+             f"noise_var={args.noise_var}, ell={g.ell}   (value +/- error, the error including the rounding)"]
+    for k, (v, err) in enumerate(zip(d["delta"], e["delta"]), 1):
+        lines.append(f"Delta_{k}  = {v}   +/- {err}")
+    for k, (v, err, ok) in enumerate(zip(d["lambda_test"], e["lambda_test"], d["lambda_validated"]), 1):
+        lines.append(f"Lambda_{k} = {v}   +/- {err}" + ("" if ok else "   (unvalidated)") + f"   [{g.test_form}]")
+    lines.append(f"baseline L_tr(F0) = {d['baseline_train']}   +/- {e['baseline_train']}")
+    lines.append(f"baseline L_te(F0) = {d['baseline_test']}   +/- {e['baseline_test']}")
     for w in g.warnings:
         lines.append(f"note: {w}")
     for k, v in g.symbolic.items():

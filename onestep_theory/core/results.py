@@ -7,6 +7,7 @@ of digits; exact SymPy values are also given as SymPy strings.
 from __future__ import annotations
 
 import dataclasses
+import fractions
 import json
 import math
 
@@ -14,9 +15,10 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from .exact import nstr
+from .exact import nstr, to_mpf
+from .precision import workdps
 
-__all__ = ["Result", "VouchedResult", "serialize", "provenance", "digits_of", "vouched"]
+__all__ = ["Result", "VouchedResult", "serialize", "provenance", "digits_of", "vouch", "vouched", "error_text"]
 
 
 def provenance(dps=None, method=None, references=(), **extra) -> dict:
@@ -103,39 +105,125 @@ def digits_of(value, err) -> int:
     return max(0, int(math.floor(-math.log10(e / v))))
 
 
-def vouched(value, err, cap: int | None = None) -> str:
-    """Decimal string of ``value`` with only the digits its absolute error ``err`` vouches for (at most ``cap``)."""
-    v = float(value)
-    if v == 0:
+def _as_fraction(value) -> fractions.Fraction:
+    """The exact binary (or rational) value of a float, an mpf, an int or a SymPy Rational."""
+    if isinstance(value, mpmath.mpf):
+        sign, man, exp, _ = value._mpf_
+        f = fractions.Fraction(int(man)) * (fractions.Fraction(2) ** int(exp))
+        return -f if sign else f
+    if isinstance(value, sp.Rational):
+        return fractions.Fraction(int(value.p), int(value.q))
+    return fractions.Fraction(value)
+
+
+def _round_up(x: fractions.Fraction, sig: int = 3) -> str:
+    """``x >= 0`` rounded *up* to ``sig`` significant digits, in exponent form (an error never shrinks in print)."""
+    if x <= 0:
         return "0"
-    dg = digits_of(value, err) if cap is None else min(digits_of(value, err), cap)
-    if dg < 1:
-        return f"{v:.1e}"
-    return nstr(value, min(dg, 200)) if not isinstance(value, float) else f"{v:.{min(dg, 17)}g}"
+    e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))
+    while fractions.Fraction(10) ** e > x:          # exact correction of the float log
+        e -= 1
+    while fractions.Fraction(10) ** (e + 1) <= x:
+        e += 1
+    scale = fractions.Fraction(10) ** (e - sig + 1)
+    m = math.ceil(x / scale)
+    if m >= 10 ** sig:
+        m, e = m // 10 + (m % 10 > 0), e + 1
+    text = str(m)
+    return f"{text[0]}.{text[1:]}e{e:+03d}" if sig > 1 else f"{text}e{e:+03d}"
 
 
-def _vouch_like(value, err):
+def vouch(value, err, cap: int | None = None) -> tuple:
+    """``(value_text, error_text)``: the contract of every printed theory number (docs/theory/numerics.md §1).
+
+    The value is printed to the decimal place of the error's leading digit plus one guard digit (at most
+    ``cap`` significant digits); the printed error is the estimate ``err`` *plus the rounding of the printed
+    value*, rounded up to three significant digits.  So the interval ``printed ± printed error`` contains
+    every number within ``err`` of ``value`` — a reader may use the printed pair as it stands.
+
+    >>> vouch(0.12323667957530252, 3.45e-14)
+    ('0.123236679575303', '3.50e-14')
+    >>> vouch(2 / 3, 0.0, cap=5)          # an exact value: the error is the rounding alone
+    ('0.66667', '3.34e-06')
+    """
+    if isinstance(value, sp.Basic) and not isinstance(value, sp.Rational):
+        with workdps(60 if cap is None else cap + 20):
+            value = to_mpf(value, 50 if cap is None else cap + 10)
+    e = float(err)
+    if not math.isfinite(e):
+        return (nstr(value, 3) if not isinstance(value, float) else f"{value:.3g}"), "inf"
+    if float(value) == 0:
+        exact_zero = _as_fraction(value) == 0
+        return "0", ("0" if e == 0 and exact_zero else _round_up(fractions.Fraction(e)))
+    mag = math.floor(math.log10(abs(float(value))))
+    if e > 0:
+        n = mag - (math.floor(math.log10(e)) - 1) + 1          # to the error's decimal place + one guard digit
+    elif cap is not None:
+        n = int(cap)
+    elif isinstance(value, mpmath.mpf):                        # all the digits the binary value holds
+        n = max(17, int(value._mpf_[3] * 0.30103) + 2)
+    else:
+        n = 17
+    if cap is not None:
+        n = min(n, int(cap))
+    n = max(1, min(n, 17 if isinstance(value, float) else 320))
+    if isinstance(value, float) or isinstance(value, (np.floating,)):
+        text = f"{float(value):.{n}g}"
+    else:
+        with workdps(n + 10):
+            text = mpmath.nstr(mpmath.mpf(value) if not isinstance(value, sp.Rational) else
+                               mpmath.mpf(value.p) / value.q, n, strip_zeros=False, min_fixed=-6, max_fixed=15)
+    text = text.replace(".e", "e")                     # mpmath prints one digit as "2.e-40"
+    rounding = abs(fractions.Fraction(text) - _as_fraction(value))
+    return text, _round_up(fractions.Fraction(e) + rounding)
+
+
+def vouched(value, err, cap: int | None = None) -> str:
+    """The value text of :func:`vouch`."""
+    return vouch(value, err, cap)[0]
+
+
+def error_text(value, err, cap: int | None = None) -> str:
+    """The error text of :func:`vouch` (the estimate plus the rounding of the printed value, rounded up)."""
+    return vouch(value, err, cap)[1]
+
+
+def _vouch_like(value, err, cap=None):
     """``value`` (a number, a list or a dict of numbers) printed to the digits its ``err`` vouches for."""
+    if err is None or value is None:
+        return serialize(value), None
     if isinstance(err, dict):
-        return {k: _vouch_like(value[k], e) for k, e in err.items()}
+        return {k: _vouch_like(value[k], e, cap) for k, e in err.items()}
     if isinstance(err, (list, tuple)):
-        return [_vouch_like(v, e) for v, e in zip(value, err)]
-    return vouched(value, err)
+        return [_vouch_like(v, e, cap) for v, e in zip(value, err)]
+    return vouch(value, err, cap)
 
 
-def _error_text(err):
+def _error_only(err):
+    """An error with no printed value of its own, rounded up to three digits."""
     if isinstance(err, dict):
-        return {k: _error_text(e) for k, e in err.items()}
+        return {k: _error_only(e) for k, e in err.items()}
     if isinstance(err, (list, tuple)):
-        return [_error_text(e) for e in err]
-    return f"{float(err):.2e}"
+        return [_error_only(e) for e in err]
+    e = float(err)
+    return _round_up(fractions.Fraction(e)) if math.isfinite(e) else "inf"
+
+
+def _split(pairs, which):
+    if isinstance(pairs, tuple) and len(pairs) == 2 and not isinstance(pairs[0], tuple):
+        return pairs[which]
+    if isinstance(pairs, dict):
+        return {k: _split(v, which) for k, v in pairs.items()}
+    if isinstance(pairs, list):
+        return [_split(v, which) for v in pairs]
+    return pairs[which]
 
 
 @dataclasses.dataclass
 class VouchedResult(Result):
     """A result with an ``errors`` dict (absolute error estimates): :meth:`to_dict` prints every field that
-    has an error to the digits it vouches for, and the errors themselves to three digits
-    (docs/theory/numerics.md §1).  ``ERROR_KEYS`` maps a field to its key in ``errors`` where they differ."""
+    has an error to the digits it vouches for (at most ``dps`` when the result has one) and the errors, the
+    rounding of the printed value included, rounded up to three digits (:func:`vouch`, docs/theory/numerics.md §1).  ``ERROR_KEYS`` maps a field to its key in ``errors`` where they differ."""
 
     ERROR_KEYS = {}
 
@@ -143,10 +231,16 @@ class VouchedResult(Result):
         d = super().to_dict()
         errs = getattr(self, "errors", None) or {}
         fields = {f.name for f in dataclasses.fields(self)}
+        printed_errors = {}
         for name in fields - {"errors"}:
             key = self.ERROR_KEYS.get(name, name)
             if key in errs:
-                d[name] = _vouch_like(getattr(self, name), errs[key])
+                value = getattr(self, name)
+                pairs = _vouch_like(value, errs[key], getattr(self, "dps", None))
+                d[name] = _split(pairs, 0)
+                if isinstance(value, dict):             # entries without an error (counts, labels) as they are
+                    d[name] = {**serialize(value, self._dps()), **d[name]}
+                printed_errors[key] = _split(pairs, 1)
         if errs:
-            d["errors"] = _error_text(errs)
+            d["errors"] = {k: printed_errors.get(k, _error_only(e)) for k, e in errs.items()}
         return d

@@ -19,10 +19,10 @@ import numpy as np
 import sympy as sp
 
 from ..core.caches import cached
-from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
+from ..core.errors import ConvergenceError, ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
 from ..core.exact import GUARD_DIGITS, check_dps, to_exact, to_mpf
 from ..core.precision import MAX_DPS, precision
-from ..core.results import Result, provenance
+from ..core.results import Result, digits_of, provenance, vouch
 from .expressions import breakpoints, is_odd, pieces, x
 from .parsing import parse
 from .gauss import NotExact, expect_piece_exact, tidy
@@ -54,14 +54,31 @@ class HermiteCoefficients(Result):
     parseval_partial: object
     provenance: dict
 
+    errors: dict = dataclasses.field(default_factory=dict)
+
+    def printed(self, key, k=None) -> tuple:
+        """``(value_text, error_text, digits)`` of a coefficient (``key="values"``, index ``k``) or of a moment
+        (``mean``, ``second_moment``, ``c_gt1``, ``c_star``): at most ``dps`` digits, the error including the
+        rounding of the printed value (docs/theory/numerics.md §1)."""
+        if key == "values":
+            v, e = self.values[k], self.errors["values"][k]
+        else:
+            v, e = getattr(self, key)["value"], self.errors[key]
+        text, err = vouch(v, e, cap=self.dps)
+        # a closed form (e = 0) printed correctly rounded to dps digits has dps digits
+        return text, err, min(self.dps, digits_of(v, float(err))) if float(v) != 0 and e != 0 else self.dps
+
     def to_dict(self) -> dict:
         d = super().to_dict()
-        d["coefficients"] = [
-            {"k": k, "value": v, "exact": (str(e) if e is not None else None), "method": m}
-            for k, (v, e, m) in enumerate(zip(d.pop("values"), self.exact, self.methods))
-        ]
-        d.pop("exact")
-        d.pop("methods")
+        d.pop("values"), d.pop("exact"), d.pop("methods"), d.pop("errors", None)
+        d["coefficients"] = []
+        for k, (e, m) in enumerate(zip(self.exact, self.methods)):
+            text, err, dg = self.printed("values", k)
+            d["coefficients"].append({"k": k, "value": text, "abs_error": err, "digits": dg,
+                                      "exact": (str(e) if e is not None else None), "method": m})
+        for key in ("mean", "second_moment", "c_gt1", "c_star"):
+            text, err, dg = self.printed(key)
+            d[key] = {"value": text, "abs_error": err, "digits": dg, "exact": getattr(self, key)["exact"]}
         return d
 
 
@@ -361,6 +378,7 @@ def he_coeffs(f, kmax: int, dps: int = 15, *, center: bool = False, param: str =
     with precision(dps):
         parseval = mpmath.fsum(math.factorial(k) * values[k] ** 2 for k in range(kmax + 1))
     m2_exact = act.second_moment(None)
+    errors = _coeff_errors(act, int(kmax), int(dps), values, exact)
     return HermiteCoefficients(
         expression=act.name,
         kmax=int(kmax),
@@ -375,9 +393,40 @@ def he_coeffs(f, kmax: int, dps: int = 15, *, center: bool = False, param: str =
         centered=act.center,
         breakpoints=[str(b) for b in breakpoints(act.expr)],
         parseval_partial=parseval,
-        provenance=provenance(dps=int(dps), method="exact Gaussian integrals; tanh-sinh split at kinks",
+        provenance=provenance(dps=int(dps), method="exact Gaussian integrals; tanh-sinh split at kinks; error "
+                              "of a quadrature value from a second evaluation at dps + 10 digits",
                               references=["docs/theory/hermite.md §2", "docs/theory/hermite.md §5"], guard_digits=GUARD_DIGITS),
+        errors=errors,
     )
+
+
+def _coeff_errors(act: Activation, kmax: int, dps: int, values, exact) -> dict:
+    """Absolute error estimates of :func:`he_coeffs`: 0 for closed forms (their printed error is the rounding
+    alone), otherwise the change when everything is recomputed at ``dps`` + 10 digits (other quadrature
+    tolerances and working precision) plus the rounding at the working precision; a value whose ``dps``
+    digits are not reached raises :class:`~onestep_theory.core.errors.ConvergenceError`."""
+    hi_dps = dps + 10
+    hi = act.coeffs_mp(kmax, hi_dps) if any(e is None for e in exact) else values
+    moments = {"mean": (act.mean, act.coeff_exact(0)), "second_moment": (act.second_moment, act.second_moment(None)),
+               "c_gt1": (act.c_gt1, _c_rest_exact(act, 1)), "c_star": (act.c_star, _c_rest_exact(act, 0))}
+    with precision(hi_dps):
+        floor = mpmath.mpf(10) ** -(dps + GUARD_DIGITS)
+
+        def err(lo, hi_v, is_exact):
+            if is_exact:
+                return 0.0
+            return float(abs(lo - hi_v) + floor * max(1, abs(lo)))
+
+        out = {"values": [err(values[k], hi[k], exact[k] is not None) for k in range(kmax + 1)]}
+        for key, (fn, ex) in moments.items():
+            out[key] = err(fn(dps), fn(hi_dps), isinstance(ex, sp.Basic) and ex.is_number)
+    worst = [(k, e, values[k]) for k, e in enumerate(out["values"]) if e > 10.0 ** -dps * abs(float(values[k]))
+             and float(values[k]) != 0 and e > 10.0 ** -(dps + 2)]
+    if worst:
+        k, e, v = worst[0]
+        raise ConvergenceError(f"Hermite coefficient c_{k}: {dps} digits requested, only {digits_of(v, e)} reached "
+                               f"(estimated error {e:.1e})", 0, e)
+    return out
 
 
 def _str_or_none(v):

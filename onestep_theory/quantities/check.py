@@ -23,7 +23,7 @@ import sympy as sp
 
 from ..core.errors import InvalidParameterError
 from ..core.precision import precision
-from ..core.results import Result, digits_of, provenance, vouched
+from ..core.results import Result, digits_of, provenance, vouch
 from ..core.syntax import parse_text
 from .grid import parse_over, sample_points
 from .registry import SRF_SYMBOLS, closed_form, constants, evaluate, formula_names, quantity_of, symbols_of
@@ -173,7 +173,8 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
         earned = min(earned, digits_of(v, err))
         row = {"point": {k: str(x) for k, x in point.items()},
                "formula": mpmath.nstr(f, dps) if f is not None else "undefined (complex, infinite or 0/0)",
-               "quantity": vouched(v, err, dps), "quantity_error": err, "relative_gap": rel, "agrees": bool(ok)}
+               "quantity": vouch(v, err, dps)[0], "quantity_error": vouch(v, err, dps)[1], "relative_gap": rel,
+               "agrees": bool(ok)}
         if top is not None:
             row["largest_possible_gain"] = mpmath.nstr(top, dps)
             over_bound += bool(f is not None and f > top)

@@ -38,7 +38,7 @@ from ..core.precision import precision
 from ..hermite import Activation
 from ..spikes import CSTAR2, DM1, DM2, LAM, M1, M2, MAX_ELL, PHI, PSI, S2, cstar_symbols, delta_symbolic, gains
 from ..spikes import lambda_symbolic, resolvent
-from ..srf import bounds, srf_params, srf_solve
+from ..srf import bounds, srf_params_checked, srf_solve
 from ..srf.spectrum import stieltjes_checked
 
 __all__ = ["Quantity", "QUANTITIES", "quantity_of", "symbols_of", "formula_names", "closed_form", "constants",
@@ -201,10 +201,6 @@ def _constants(family, student, teacher, dps) -> dict:
     return out
 
 
-def _err(a, b):
-    return float(abs(a - b))
-
-
 def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, state=None):
     """``(value, error estimate, symbol values, state)`` of quantity ``name`` at ``point`` (a dict of its
     parameters, numbers or exact strings).  ``symbol values`` maps every symbol a formula of the family may use to
@@ -236,27 +232,25 @@ def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, st
             return getattr(res, key), float(res.errors[key]), vals, None
         ell = int(name.split("_")[1]) if name.startswith(("delta_", "lambda_")) else 1
 
-        def at(d):
-            g = gains(student, teacher, phi, psi, lam, ell=ell, noise_var=noise, dps=d)
-            if name.startswith("delta_"):
-                return g.delta[-1]
-            if name.startswith("lambda_"):
-                return g.lambda_test[-1]
-            return g.baseline_train if name == "train_loss_f0" else g.baseline_test
-
-        v, v2 = at(dps), at(dps + 10)
-        return v2, _err(v, v2) + float(abs(v2)) * 10.0 ** -(dps + 8), vals, None
+        # the gains carry their own error estimates (a second evaluation at 10 more digits)
+        g = gains(student, teacher, phi, psi, lam, ell=ell, noise_var=noise, dps=dps + 5)
+        key = ("delta" if name.startswith("delta_") else "lambda_test" if name.startswith("lambda_") else
+               "baseline_train" if name == "train_loss_f0" else "baseline_test")
+        v, e = getattr(g, key), g.errors[key]
+        v, e = (v[-1], e[-1]) if isinstance(v, list) else (v, e)
+        return v, float(e), vals, None
     S = SRF_SYMBOLS
     a0, eta = point["alpha0"], point["eta"]
-    p = srf_params(student, teacher, a0, eta, noise, dps=dps + 10)
-    vals.update({S["r"]: p.r, S["c"]: p.c, S["gamma"]: p.gamma, S["alpha0"]: _mp(a0), S["eta"]: _mp(eta),
-                 S["noise"]: _mp(noise), S["mu2s"]: p.mu2_star})
-    for k in ("alpha", "beta", "lam"):
-        if k in point:
-            vals[S[k]] = _mp(point[k])
+    p = srf_params_checked(student, teacher, a0, eta, noise, dps=dps + 5)
+    with precision(dps + 10):       # the typed values become mpf here, at the working precision
+        vals.update({S["r"]: p.r, S["c"]: p.c, S["gamma"]: p.gamma, S["alpha0"]: _mp(a0), S["eta"]: _mp(eta),
+                     S["noise"]: _mp(noise), S["mu2s"]: p.mu2_star})
+        for k in ("alpha", "beta", "lam"):
+            if k in point:
+                vals[S[k]] = _mp(point[k])
     if name in ("r", "c", "gamma"):
-        v = getattr(p, name)
-        return v, float(abs(v)) * 10.0 ** -(dps + 8), vals, None
+        # the error from a second evaluation at 10 more digits (srf_params_checked), not a guess
+        return getattr(p, name), float(p.errors[name]), vals, None
     if name == "test_error":
         sol = srf_solve(student, teacher, alpha=point["alpha"], beta=point["beta"], lam=point["lam"],
                         noise_var=noise, alpha0=a0, eta=eta, dps=dps if dps > 15 else None, init=state)

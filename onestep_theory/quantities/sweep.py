@@ -17,7 +17,7 @@ import time
 
 from ..core.errors import InvalidParameterError
 from ..core.plotting import plotting
-from ..core.results import Result, provenance, vouched
+from ..core.results import Result, provenance, vouch
 from .grid import grid_points, parse_over
 from .registry import evaluate, quantity_of
 
@@ -126,7 +126,8 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
     for u in grid_points(grid):
         point = dict(fixed, **u)
         value, err, _, state = evaluate(quantity, point, student, teacher, dps=dps, state=state)
-        rows.append(dict(u, value=vouched(value, err, dps), error=f"{err:.2g}"))
+        text, etext = vouch(value, err, dps)           # the error includes the rounding of the printed value
+        rows.append(dict(u, value=text, error=etext))
     return SweepResult(quantity=quantity, student=str(student), teacher=None if teacher is None else str(teacher),
                        fixed={k: str(v) for k, v in fixed.items()}, over=list(grid), rows=rows, dps=dps,
                        seconds=time.perf_counter() - t0,

@@ -23,7 +23,7 @@ import mpmath
 from ..core.errors import HypothesisError, InvalidParameterError
 from ..core.exact import GUARD_DIGITS, check_positive, to_mpf
 from ..core.precision import precision
-from ..core.results import Result, provenance
+from ..core.results import VouchedResult, provenance
 from ..hermite.activation import Activation
 from ..hermite.polynomials import he_xi
 from .resolvent import Resolvent, resolvent_from_constants
@@ -82,8 +82,11 @@ def lambda_matrix(ell, q_lin, q_nl, c_hat, h, drop=()):
 
 # --------------------------------------------------------------------------- network-level predictor
 @dataclasses.dataclass
-class Gains(Result):
-    """Training and test-error gains of one gradient step in a window (docs/theory/spike-theory.md §§7–8)."""
+class Gains(VouchedResult):
+    """Training and test-error gains of one gradient step in a window (docs/theory/spike-theory.md §§7–8).
+
+    ``errors`` holds the absolute error estimate of every number (Δ_k, Λ_k, the baselines, the losses and the
+    resolvent): the change when the whole computation is repeated at 10 more digits, plus rounding."""
 
     student: str
     teacher: str
@@ -111,6 +114,7 @@ class Gains(Result):
     dps: int
     symbolic: dict
     provenance: dict
+    errors: dict = dataclasses.field(default_factory=dict)
 
     def _repr_latex_(self) -> str | None:
         """The closed forms (``symbolic=True``) as LaTeX for notebooks (docs/theory/spike-theory.md §7.3)."""
@@ -127,6 +131,60 @@ def _is_zero(act: Activation, k: int, dps: int) -> bool:
     if ex is not None:
         return False
     return abs(act.coeff(k, dps)) < mpmath.mpf(10) ** (-(dps - 3))
+
+
+_RES_KEYS = ("m1", "m2", "dm1_dlam", "dm2_dlam")
+
+
+def _gains_values(s, t, P, S, L, nv, ell, dropped, test_form, allow_uncentered, dps) -> dict:
+    """Every number of :func:`gains` at ``dps`` (+ guard) digits: Δ_k (§7.3), Λ_k (§8.4 or §8.2), the
+    baselines (§7.1, §8.1) and the resolvent (docs/theory/spike-theory.md)."""
+    with precision(dps):
+        c1 = s.coeff(1, dps + GUARD_DIGITS)
+        cg = s.c_gt1(dps + GUARD_DIGITS)
+        res: Resolvent = resolvent_from_constants(P, S, L, c1, cg, dps + GUARD_DIGITS)
+        Pm, Sm, Lm, nvm = (to_mpf(v, dps) for v in (P, S, L, nv))
+        cstar = list(t.coeffs_mp(ell, dps + GUARD_DIGITS))
+        if not allow_uncentered:
+            cstar[0] = mpmath.mpf(0)
+        cs2 = t.c_star(dps + GUARD_DIGITS) ** 2 if not allow_uncentered else t.second_moment(dps + GUARD_DIGITS)
+        b2 = cstar[1] ** 2 + Pm * (cs2 + nvm)
+        if b2 == 0:
+            raise HypothesisError("teacher", t.name, "a teacher with E sigma*^2 > 0, or label noise",
+                                  "the labels are identically 0: there is no signal and no noise to fit")
+        b = mpmath.sqrt(b2)
+        rho = cstar[1] / b
+        tau1, tau2 = res.tau1, res.tau2
+        h = [cstar[k] * rho**k for k in range(ell + 1)]
+        ratio = Pm / Sm
+        q_lin = ratio * (-res.dm2_dlam) / res.m1**2
+        q_nl = ratio * (-res.dm1_dlam) / res.m1**2
+        # baselines (§7.1, §8.1 / §8.5 with w_k, v_k over all k)
+        rest = cs2 - cstar[1] ** 2 + nvm
+        base_tr = Lm * (cstar[1] ** 2 * tau2 + rest * tau1)
+        base_te = cstar[1] ** 2 * q_lin + rest * q_nl
+        deltas, lams, valid = [], [], []
+        for k in range(1, ell + 1):
+            drop_k = tuple(i for i in dropped if i <= k)
+            dk, chat = delta_matrix(k, tau1, tau2, Lm, h, drop_k)
+            deltas.append(dk)
+            if test_form == "corrected":
+                lams.append(lambda_matrix(k, q_lin, q_nl, chat, h, drop_k))
+                valid.append(k <= 2)
+        if test_form == "slide":
+            lam1 = cstar[1] ** 4 / b2 * (-res.dm2_dlam)
+            lams = [lam1]
+            if ell >= 2:
+                lams.append(lam1 + 4 * cstar[1] ** 4 * cstar[2] ** 2 / (3 * b2**2 * res.m1**2) * (-res.dm1_dlam))
+            valid = [False] * len(lams)
+        out_d = [+v for v in deltas]
+        out_l = [+v for v in lams]
+        rdict = {"m1": +res.m1, "m2": +res.m2, "dm1_dlam": +res.dm1_dlam, "dm2_dlam": +res.dm2_dlam,
+                 "residual": res.residual, "iterations": res.iterations}
+        train = base_tr - out_d[-1]
+        test = base_te - out_l[-1] if test_form == "corrected" else None
+        return {"delta": out_d, "lambda_test": out_l, "valid": valid, "resolvent": rdict, "baseline_train": +base_tr,
+                "baseline_test": +base_te, "train_loss": train, "test_loss": test, "b2": b2, "rho": rho}
 
 
 def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0, dps: int = 15,
@@ -201,59 +259,30 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
         if absent_spikes == "drop":
             dropped = zeros
         notes.append(f"hypothesis c_k != 0 fails for k = {zeros}; absent_spikes={absent_spikes}")
-    with precision(dps):
-        c1 = s.coeff(1, dps + GUARD_DIGITS)
-        cg = s.c_gt1(dps + GUARD_DIGITS)
-        res: Resolvent = resolvent_from_constants(P, S, L, c1, cg, dps + GUARD_DIGITS)
-        Pm, Sm, Lm, nvm = (to_mpf(v, dps) for v in (P, S, L, nv))
-        cstar = list(t.coeffs_mp(ell, dps + GUARD_DIGITS))
-        if not allow_uncentered:
-            cstar[0] = mpmath.mpf(0)
-        cs2 = t.c_star(dps + GUARD_DIGITS) ** 2 if not allow_uncentered else t.second_moment(dps + GUARD_DIGITS)
-        b2 = cstar[1] ** 2 + Pm * (cs2 + nvm)
-        if b2 == 0:
-            raise HypothesisError("teacher", t.name, "a teacher with E sigma*^2 > 0, or label noise",
-                                  "the labels are identically 0: there is no signal and no noise to fit")
-        b = mpmath.sqrt(b2)
-        rho = cstar[1] / b
-        tau1, tau2 = res.tau1, res.tau2
-        h = [cstar[k] * rho**k for k in range(ell + 1)]
-        ratio = Pm / Sm
-        q_lin = ratio * (-res.dm2_dlam) / res.m1**2
-        q_nl = ratio * (-res.dm1_dlam) / res.m1**2
-        # baselines (§7.1, §8.1 / §8.5 with w_k, v_k over all k)
-        rest = cs2 - cstar[1] ** 2 + nvm
-        base_tr = Lm * (cstar[1] ** 2 * tau2 + rest * tau1)
-        base_te = cstar[1] ** 2 * q_lin + rest * q_nl
-        deltas, lams, valid = [], [], []
-        for k in range(1, ell + 1):
-            drop_k = tuple(i for i in dropped if i <= k)
-            dk, chat = delta_matrix(k, tau1, tau2, Lm, h, drop_k)
-            deltas.append(dk)
-            if test_form == "corrected":
-                lams.append(lambda_matrix(k, q_lin, q_nl, chat, h, drop_k))
-                valid.append(k <= 2)
-        if test_form == "slide":
-            lam1 = cstar[1] ** 4 / b2 * (-res.dm2_dlam)
-            lams = [lam1]
-            if ell >= 2:
-                lams.append(lam1 + 4 * cstar[1] ** 4 * cstar[2] ** 2 / (3 * b2**2 * res.m1**2) * (-res.dm1_dlam))
-            valid = [False] * len(lams)
-            msg = ("test_form='slide': the talk's printed Lambda is inconsistent with simulation and not "
-                   "scale-invariant (docs/theory/spike-theory.md §8.3)")
-            warnings.warn(msg, SlideFormWarning, stacklevel=2)
-            notes.append(msg)
-        elif ell >= 3:
-            msg = ("Lambda_l for l >= 3 is the unvalidated extension of docs/theory/spike-theory.md §8.5 "
-                   "(Monte-Carlo came out 15-25 % below it)")
-            warnings.warn(msg, UnvalidatedWarning, stacklevel=2)
-            notes.append(msg)
-        out_d = [+v for v in deltas]
-        out_l = [+v for v in lams]
-        rdict = {"m1": +res.m1, "m2": +res.m2, "dm1_dlam": +res.dm1_dlam, "dm2_dlam": +res.dm2_dlam,
-                 "residual": res.residual, "iterations": res.iterations}
-        train = base_tr - out_d[-1]
-        test = base_te - out_l[-1] if test_form == "corrected" else None
+    if test_form == "slide":
+        msg = ("test_form='slide': the talk's printed Lambda is inconsistent with simulation and not "
+               "scale-invariant (docs/theory/spike-theory.md §8.3)")
+        warnings.warn(msg, SlideFormWarning, stacklevel=2)
+        notes.append(msg)
+    elif ell >= 3:
+        msg = ("Lambda_l for l >= 3 is the unvalidated extension of docs/theory/spike-theory.md §8.5 "
+               "(Monte-Carlo came out 15-25 % below it)")
+        warnings.warn(msg, UnvalidatedWarning, stacklevel=2)
+        notes.append(msg)
+    args = (s, t, P, S, L, nv, ell, tuple(dropped), test_form, allow_uncentered)
+    lo, hi = _gains_values(*args, dps), _gains_values(*args, dps + 10)
+    # the error of every value: the change when everything (coefficients, resolvent, matrices) is recomputed
+    # at 10 more digits, plus the rounding at the working precision (docs/theory/numerics.md §1)
+    with precision(dps + 10):
+        def err(a, b):
+            return None if a is None else float(abs(a - b) + abs(b) * mpmath.mpf(10) ** -(dps + GUARD_DIGITS - 2))
+        errors = {k: ([err(a, b) for a, b in zip(lo[k], hi[k])] if isinstance(lo[k], list) else err(lo[k], hi[k]))
+                  for k in ("delta", "lambda_test", "baseline_train", "baseline_test", "train_loss", "test_loss", "b2",
+                            "rho")}
+        errors["resolvent"] = {k: err(lo["resolvent"][k], hi["resolvent"][k]) for k in _RES_KEYS}
+    out_d, out_l, valid, rdict = lo["delta"], lo["lambda_test"], lo["valid"], lo["resolvent"]
+    base_tr, base_te, train, test, b2, rho = (lo[k] for k in ("baseline_train", "baseline_test", "train_loss",
+                                                             "test_loss", "b2", "rho"))
     sym = {}
     if symbolic:
         for k in range(1, ell + 1):
@@ -265,6 +294,8 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
         delta=out_d, lambda_test=out_l, lambda_validated=valid, test_form=test_form, baseline_train=base_tr,
         baseline_test=base_te, train_loss=train, test_loss=test, b2=b2, rho=rho, hypotheses_satisfied=hyp,
         absent_spikes=absent_spikes, dropped=dropped, resolvent=rdict, warnings=notes, dps=dps, symbolic=sym,
-        provenance=provenance(dps=dps, method="matrix form (Cholesky) at working precision",
+        errors=errors,
+        provenance=provenance(dps=dps, method="matrix form (Cholesky) at working precision; error from a second "
+                                              "evaluation at dps + 10 digits",
                               references=["docs/theory/spike-theory.md §7.1-7.3", "§8.1", "§8.4" if test_form == "corrected"
                                           else "§8.2", "[MLHD23]"]))

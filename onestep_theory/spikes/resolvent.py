@@ -34,7 +34,7 @@ from ..core.precision import MAX_DPS, precision, workdps
 from ..core.errors import ConvergenceError, HypothesisError, InvalidParameterError
 from ..core.exact import GUARD_DIGITS, check_dps, to_exact, to_mpf
 from ..hermite.activation import Activation
-from ..core.results import Result, digits_of, provenance
+from ..core.results import VouchedResult, digits_of, provenance
 
 __all__ = ["Resolvent", "resolvent", "resolvent_from_constants", "resolvent_sweep", "system", "ap20_system",
            "quartic_coefficients", "M1M2Warning"]
@@ -115,7 +115,7 @@ def _compiled(module: str):
 
 
 @dataclasses.dataclass
-class Resolvent(Result):
+class Resolvent(VouchedResult):
     """Solution of the m1, m2 system with derivatives, residual and method (docs/theory/spike-theory.md §6)."""
 
     m1: object
@@ -269,8 +269,13 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
         ex = abs(c1_) + abs(x) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
         ey = abs(c2_) + abs(y) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
         d1b, d2b, _ = derivs(x + ex, y + ey)
-        errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + 10 * mpmath.eps * abs(dm1)),
-                  "dm2_dlam": float(abs(d2b - dm2) + 10 * mpmath.eps * abs(dm2))}
+        # the derivatives solve J u = dG: rounding in J and dG is amplified by the condition of J, and the
+        # coefficients of G carry cancellations of their own terms (measured: the 2x2 solve at lambda = 1e-3
+        # loses the digits of ||J||^2/|det J| relative to |u|)
+        jn = abs(j11) + abs(j12) + abs(j21) + abs(j22)
+        amp = 100 * mpmath.eps * (1 + jn * jn / abs(det))
+        errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + amp * abs(dm1)),
+                  "dm2_dlam": float(abs(d2b - dm2) + amp * abs(dm2))}
     # (no unary plus out here: it would round to the global precision)
     return Resolvent(m1=x, m2=y, dm1_dlam=dm1, dm2_dlam=dm2, phi=P, psi=S, lam=L, c1=C1, c_gt1=CG, dps=dps,
                      iterations=it, residual=res, errors=errors, method="quartic (mp.polyroots) + Newton polish",

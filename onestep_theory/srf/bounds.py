@@ -24,14 +24,14 @@ from scipy.optimize import minimize_scalar
 from ..core.exact import check_dps, check_real
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..hermite.activation import Activation
-from .mapping import srf_params
+from .mapping import resolve_rcg, srf_params
 from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import VouchedResult, digits_of, provenance
 from ..core.search import grid_minimize
 from .kappa import srf_setup
 from .solve import MAX_LEVEL, MAX_SRF_DPS
 
-__all__ = ["Bounds", "bounds", "best_linear", "eta_search_range", "bias_lower_bound"]
+__all__ = ["Bounds", "bounds", "best_linear", "best_linear_checked", "eta_search_range", "bias_lower_bound"]
 
 
 def eta_search_range(eta_max, r=None) -> float:
@@ -51,6 +51,29 @@ def best_linear(teacher) -> float:
     """
     t = Activation.from_any(teacher, "teacher")
     return float(t.second_moment(20) - t.coeff(1, 20) ** 2 - t.coeff(0, 20) ** 2)
+
+
+def best_linear_checked(teacher, dps: int | None = None) -> tuple:
+    r"""``(value, abs_error)`` of :func:`best_linear` at ``dps`` digits (float64 when None): exact moments where
+    the teacher has closed forms (error: rounding), otherwise the change under a second evaluation at 10 more
+    digits (docs/theory/srf-theory.md §6, docs/theory/numerics.md §1).
+
+    >>> v, e = best_linear_checked("sin", 30)          # (1 - e^-2)/2 - e^-1, exactly
+    >>> with mpmath.workdps(40):
+    ...     abs(v - ((1 - mpmath.exp(-2)) / 2 - mpmath.exp(-1))) <= e
+    True
+    """
+    t = Activation.from_any(teacher, "teacher")
+    d = (dps or 15) + 5
+
+    def at(k):
+        with precision(k):
+            return t.second_moment(k) - t.coeff(1, k) ** 2 - t.coeff(0, k) ** 2
+
+    lo, hi = at(d), at(d + 10)
+    with precision(d + 10):
+        err = float(abs(lo - hi) + abs(hi) * mpmath.mpf(10) ** -(d + GUARD_DIGITS - 2))
+    return (float(lo) if dps is None else lo), (err + abs(float(lo)) * 2.0 ** -53 if dps is None else err)
 
 
 class _IllConditioned(Exception):
@@ -120,7 +143,7 @@ class Bounds(VouchedResult):
 
     upper: object
     lower: object
-    best_linear: float
+    best_linear: object
     r: object
     c: object
     gamma: object
@@ -190,17 +213,19 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     """
     dps = check_dps(dps, MAX_SRF_DPS)
     target = 1e-10 if dps is None else 10.0 ** -dps
-    bl = best_linear(teacher)
+    bl, bl_err = best_linear_checked(teacher, dps)
     refs = ["[CPDKLZL24] (26)-(28), (165)-(172)", "docs/theory/srf-theory.md §6", "docs/theory/numerics.md §5"]
     if optimize_eta:
         em = eta_search_range(eta_max, r)
-        return _optimized(student, teacher, alpha0, noise_var, em, c_formula, strict_odd, dps, target, bl, refs)
+        return _optimized(student, teacher, alpha0, noise_var, em, c_formula, strict_odd, dps, target, (bl, bl_err),
+                          refs)
+    map_errs = None
     if r is None:
         if eta is None:
             raise InvalidParameterError("eta", None, "a learning rate eta >= 0 (or r, c, gamma)")
-        p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, strict_odd=strict_odd,
-                       dps=(dps or 15) + GUARD_DIGITS + 2)
-        rr, cc, gg = p.r, p.c, abs(p.gamma)
+        rr, cc, gg, mapping = resolve_rcg(student, teacher, None, None, None, alpha0, eta, noise_var, c_formula,
+                                          strict_odd, dps)
+        map_errs = {k: mapping.errors[k] for k in ("r", "c", "gamma")}
     else:
         rr = check_real(r, "r", 0, None)
         cc = check_real(c if c is not None else 1, "c", 0, None)
@@ -208,12 +233,13 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
         if not float(cc) > 0:
             raise InvalidParameterError("c", c, "a real number > 0")
     (up, lo), errs = _evaluate(student, teacher, rr, cc, gg, dps, target)
-    return _result(up, lo, errs, bl, rr, cc, gg, eta, None, None, False, dps, target, refs,
-                   "least squares in L2(N(0,1)) on the refined kappa rule")
+    return _result(up, lo, errs, (bl, bl_err), rr, cc, gg, eta, None, None, False, dps, target, refs,
+                   "least squares in L2(N(0,1)) on the refined kappa rule", map_errs)
 
 
-def _result(up, lo, errs, bl, rr, cc, gg, eta, eu, el, opt, dps, target, refs, method):
-    errors = {"upper": errs[0], "lower": errs[1]}
+def _result(up, lo, errs, bl, rr, cc, gg, eta, eu, el, opt, dps, target, refs, method, arg_errs=None):
+    bl, bl_err = bl
+    errors = {"upper": errs[0], "lower": errs[1], "best_linear": bl_err, **(arg_errs or {})}
     digits = {"upper": digits_of(up, errs[0]), "lower": digits_of(lo, errs[1])}
     if dps is not None and min(digits.values()) < dps:
         raise ConvergenceError(f"bounds: {dps} digits requested, only {min(digits.values())} reached", 0,
@@ -230,7 +256,8 @@ def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_o
 
     def params(e, d):
         p = srf_params(student, teacher, alpha0, e, noise_var, c_formula=c_formula, strict_odd=strict_odd, dps=d)
-        return p.r, p.c, abs(p.gamma)
+        with precision(d):              # |gamma| at the precision it was computed at (outside: 53 bits)
+            return p.r, p.c, abs(p.gamma)
 
     def at_float(e):
         rr, cc, gg = (float(v) for v in params(repr(float(e)), 17))
@@ -249,53 +276,75 @@ def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_o
         lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
         res = minimize_scalar(lambda e: at_float(e)[j], bounds=(lo, hi), method="bounded", options={"xatol": 1e-9})
         best.append(float(res.x) if res.fun < vals[i][j] else float(grid[i]))
-    out, errs, etas = [], [], []
+    out, errs, etas, eta_errs = [], [], [], []
     for j, e0 in enumerate(best):
         if dps is None:
-            e_opt = e0
-            rr, cc, gg = params(repr(e_opt), 20)
-            v, err = _evaluate(student, teacher, rr, cc, gg, None, target)
-            # optimiser error: the change of the minimum over the Brent tolerance
-            shift = abs(at_float(e_opt + 1e-9)[j] - at_float(e_opt)[j]) if e_opt > 0 else 0.0
-            out.append(v[j])
-            errs.append(err[j] + shift)
-            etas.append(e_opt)
-            continue
-        with precision(dps):
-            h = mpmath.mpf(10) ** (-(dps + GUARD_DIGITS) // 3)
-            e_mp = mpmath.mpf(e0)
+            def fval(e, j=j):
+                rr, cc, gg = params(repr(float(e)) if isinstance(e, float) else e, 20)
+                v, err = _evaluate(student, teacher, rr, cc, gg, None, target)
+                return v[j], err[j]
+            e_opt, e_err, v, err = _argmin(fval, float(e0), 0.0, eta_max)
+        else:
+            with precision(dps):
+                def fval(e, j=j):
+                    rr, cc, gg = params(e, dps + GUARD_DIGITS + 2)
+                    v, err = _evaluate(student, teacher, rr, cc, gg, dps, target)
+                    return v[j], err[j]
+                e_opt, e_err, v, err = _argmin(fval, mpmath.mpf(e0), mpmath.mpf(0), mpmath.mpf(eta_max))
+        out.append(v)
+        errs.append(err)
+        etas.append(e_opt)
+        eta_errs.append(e_err)
+    p = params(etas[0] if dps is not None else repr(etas[0]), (dps or 15) + 5)
+    # r, c at the optimum move with eta (r ~ eta, c - 1 ~ eta^2; gamma does not depend on it)
+    with precision((dps or 15) + 5):
+        rel = eta_errs[0] / max(float(abs(etas[0])), 1e-300)
+        arg_errs = {"eta_upper": eta_errs[0], "eta_lower": eta_errs[1], "r": float(abs(p[0])) * rel,
+                    "c": 2 * float(abs(p[1] - 1)) * rel, "gamma": 0.0}
+    return _result(out[0], out[1], errs, bl, *p, None, etas[0], etas[1], True, dps, target, refs,
+                   "1-D search over eta (grid, bounded Brent), then Newton on the central-difference derivative; "
+                   "the argmin's error from that root (docs/theory/numerics.md §1)", arg_errs)
 
-            def fval(e):
-                rr, cc, gg = params(e, dps + GUARD_DIGITS + 2)
-                return _evaluate(student, teacher, rr, cc, gg, dps, target)
 
-            def deriv(e):
-                return (fval(e + h)[0][j] - fval(e - h)[0][j]) / (2 * h)
+def _argmin(fval, e0, lo, hi, steps: int = 8):
+    r"""Polish a minimiser of ``fval`` (``(value, error)``) on ``[lo, hi]`` as the root of its derivative
+    (float64 or mpmath at the ambient precision) and return ``(eta, eta_error, value, value_error)``.
 
-            step = mpmath.mpf(0)
-            if 0 < e_mp < eta_max:
-                e_prev, g_prev = e_mp * (1 + mpmath.mpf(10) ** -6), None
-                g_prev = deriv(e_prev)
-                tol_e = mpmath.mpf(10) ** (-(dps + GUARD_DIGITS) // 2)
-                for _ in range(15):          # secant on f'(eta) = 0
-                    g = deriv(e_mp)
-                    if g == g_prev:
-                        break
-                    step = -g * (e_mp - e_prev) / (g - g_prev)
-                    e_prev, g_prev, e_mp = e_mp, g, e_mp + step
-                    if abs(step) < tol_e * max(1, abs(e_mp)):
-                        break
-                else:
-                    raise ConvergenceError("bounds (28): the eta-optimum could not be polished", 15, float(abs(step)))
-            (v, err) = fval(e_mp)
-            # optimiser error: the change of the minimum over the last secant step
-            shift = abs(fval(e_mp + abs(step))[0][j] - v[j]) if step else 0
-            out.append(v[j])
-            errs.append(err[j] + float(shift))
-            etas.append(e_mp)
-    rr, cc, gg = params(etas[0] if dps is not None else repr(etas[0]), (dps or 15) + 5)
-    return _result(out[0], out[1], errs, bl, rr, cc, gg, None, etas[0], etas[1], True, dps, target, refs,
-                   "1-D search over eta (grid, bounded Brent, mpmath secant on the derivative with dps)")
+    Central differences with the step :math:`h\sim\max(1,\eta)\,\epsilon_f^{1/3}` (``ε_f`` the value's relative
+    error) balance truncation and noise; the error of η* is
+    :math:`(|f'_h|+|f'_h-f'_{2h}|+2\epsilon_f|f|/h)/f''` — the residual derivative, its truncation (the change
+    from h to 2h) and the noise of f amplified by the difference — a bound as long as f'' is resolved.  A
+    minimiser at an end of the range is kept as it is (error 0): the bound is then the end's value.
+    """
+    v0, err0 = fval(e0)
+    if not lo < e0 < hi:
+        return e0, 0.0, v0, err0
+    scale = max(1.0, abs(float(e0)))
+    eps = max(float(err0) / max(abs(float(v0)), 1e-300), 1e-300)
+    h = type(e0)(scale * eps ** (1.0 / 3.0)) if isinstance(e0, float) else mpmath.mpf(scale) * mpmath.mpf(eps) ** (
+        mpmath.mpf(1) / 3)
+    h = min(h, (e0 - lo) / 4, (hi - e0) / 4)
+    e = e0
+    for _ in range(steps):
+        fp, fm = fval(e + h)[0], fval(e - h)[0]
+        f2 = (fp - 2 * v0 + fm) / h**2
+        if not f2 > 0:
+            raise ConvergenceError("bounds (28): the eta-minimum is not resolved (zero or negative curvature)", 0)
+        step = -(fp - fm) / (2 * h) / f2
+        if not lo < e + step < hi:
+            break
+        e = e + step
+        v0, err0 = fval(e)
+        if abs(step) < h * eps ** (1.0 / 3.0):
+            break
+    fp, fm, fp2, fm2 = (fval(e + k * h)[0] for k in (1, -1, 2, -2))
+    g1, g2 = (fp - fm) / (2 * h), (fp2 - fm2) / (4 * h)
+    f2 = (fp - 2 * v0 + fm) / h**2
+    if not f2 > 0:
+        raise ConvergenceError("bounds (28): the eta-minimum is not resolved (zero or negative curvature)", 0)
+    e_err = float((abs(g1) + abs(g1 - g2) + 2 * float(err0) / h) / f2)
+    # the value at a point within e_err of the minimiser exceeds the minimum by at most f'' e_err^2 / 2
+    return e, e_err, v0, float(err0) + float(f2) * e_err**2
 
 
 def bias_lower_bound(student, teacher, *, r, c=1, gamma=1, bias_max=3) -> dict:

@@ -25,6 +25,7 @@ import warnings
 import mpmath
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.precision import GUARD_DIGITS, precision, workdps
 from ..core.errors import HypothesisError, InvalidParameterError
 from ..core.exact import check_range, check_real, to_exact, to_mpf
@@ -165,6 +166,12 @@ def _check_odd(s: Activation, strict: bool, dps: int) -> None:
         warnings.warn(msg, NonOddWarning, stacklevel=3)
 
 
+@cached(maxsize=256)
+def _mapping_cached(student, teacher, alpha0, eta, noise_var, c_formula, digits):
+    """:func:`srf_params_checked` cached on its arguments (a sweep resolves the same (r, c, γ) at every point)."""
+    return srf_params_checked(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=digits)
+
+
 def resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var=0, c_formula="corrected", strict_odd=True,
                 dps=None):
     """The sRF parameters (r, c, γ): checked when given, else from (α0, η̃) by Result 3.1 (docs/theory/srf-theory.md §2).
@@ -182,7 +189,18 @@ def resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var=0, c_formu
         return rr, cc, gg, None
     if alpha0 is None or eta is None:
         raise InvalidParameterError("alpha0, eta", (alpha0, eta), "both (or r, c, gamma)")
-    # the constants carry GUARD_DIGITS + 2 more digits than asked: their error stays far below the target
-    p = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula,
-                   dps=max(17, (dps or 0) + GUARD_DIGITS + 2), strict_odd=strict_odd)
-    return p.r, p.c, abs(p.gamma), p
+    # the constants carry GUARD_DIGITS + 2 more digits than asked, with an error estimate from a second
+    # evaluation at 10 more digits; |gamma| is taken inside the precision context (outside it mpmath would
+    # round to 53 bits: issue 21)
+    digits = max(17, (dps or 0) + GUARD_DIGITS + 2)
+    args = (student, teacher, alpha0, eta, noise_var, c_formula, digits)
+    try:
+        p = _mapping_cached(*args) if strict_odd else None      # a non-odd student warns at every call
+    except TypeError:                                           # an unhashable argument: no cache
+        p = None
+    if p is None:
+        p = srf_params_checked(*args[:5], c_formula=c_formula, dps=digits, strict_odd=strict_odd)
+    p = dataclasses.replace(p, errors=dict(p.errors))             # the cached object stays unchanged
+    with workdps(digits + 5 + GUARD_DIGITS):     # the precision srf_params_checked evaluated at
+        g = -p.gamma if p.gamma < 0 else +p.gamma
+    return p.r, p.c, g, p

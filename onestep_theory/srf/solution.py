@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..core.results import Result, vouched
+from ..core.results import Result, digits_of, vouch
 from .saddle import ORDER
 
 __all__ = ["SRFSolution", "combine_errors"]
@@ -50,22 +50,31 @@ class SRFSolution(Result):
     def state(self) -> tuple:
         return tuple(self.order[k] for k in ORDER)
 
+    def value(self, key: str):
+        """The value of ``key``: ``test_error``, ``D``, an order parameter, a hat, an extra, or ``r``, ``c``, ``gamma``."""
+        if key in ("test_error", "D", "r", "c", "gamma"):
+            return getattr(self, key)
+        for table in (self.order, self.hats, self.extra):
+            if key in table:
+                return table[key]
+        raise KeyError(key)
+
     def vouched(self, key: str) -> str:
-        """The value of ``key`` (``test_error``, an order parameter or a hat) to the digits vouched for."""
-        v = self.test_error if key == "test_error" else (self.order.get(key, self.hats.get(key)))
-        if key == "D":
-            v = self.D
-        return vouched(v, self.errors[key])
+        """The value of ``key`` to the digits vouched for (docs/theory/numerics.md §1)."""
+        return vouch(self.value(key), self.errors[key], self.dps)[0]
 
     def to_dict(self) -> dict:
         d = super().to_dict()
-        d["test_error"] = self.vouched("test_error")
-        d["order"] = {k: self.vouched(k) for k in self.order}
-        d["hats"] = {k: self.vouched(k) for k in self.hats}
-        d["D"] = self.vouched("D")
-        d["extra"] = {k: (vouched(v, self.errors[k]) if k in self.errors else v) for k, v in self.extra.items()}
-        d["abs_error"] = f"{float(self.abs_error):.2e}"
-        d["errors"] = {k: f"{float(e):.2e}" for k, e in self.errors.items()}
+        printed = {k: vouch(self.value(k), e, self.dps) for k, e in self.errors.items()}
+        for k in ("test_error", "D", "r", "c", "gamma"):
+            if k in printed:
+                d[k] = printed[k][0]
+        d["order"] = {k: printed[k][0] for k in self.order}
+        d["hats"] = {k: printed[k][0] for k in self.hats}
+        d["extra"] = {k: (printed[k][0] if k in printed else v) for k, v in self.extra.items()}
+        d["errors"] = {k: p[1] for k, p in printed.items()}
+        d["abs_error"] = printed["test_error"][1]
+        d["digits"] = digits_of(self.test_error, float(d["abs_error"]))
         return d
 
 

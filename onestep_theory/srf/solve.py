@@ -278,6 +278,12 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
                   "discretisation")
     lev, S, x, vals, serr = levels[-1]
     errors = combine_errors(levels[-2][3], vals, serr, floor(_EPS64 if dps is None else 10.0 ** -(dps + GUARD_DIGITS), S))
+    if mapping is not None:
+        # (r, c, gamma) from Result 3.1 carry their own (tiny) errors: they are reported, and their relative
+        # size, amplified by the condition of the fixed point, is added to every quantity's error
+        rel = max(mapping.errors[k] / max(abs(float(getattr(mapping, k))), 1e-300) for k in ("r", "c", "gamma"))
+        errors = {k: e + 10.0 * cond * rel * max(1.0, abs(float(vals[k]))) for k, e in errors.items()}
+        errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
     digits = digits_of(vals["test_error"], errors["test_error"])
     if errors["test_error"] > target * abs(float(vals["test_error"])):
         want = f"{dps} digits" if dps is not None else f"a relative error of {target:g}"
@@ -288,7 +294,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     return SRFSolution(
         test_error=vals["test_error"], abs_error=errors["test_error"], digits=digits,
         order={k: vals[k] for k in ORDER}, hats={k: vals[k] for k in HATS}, errors=errors, D=vals["D"],
-        r=rr if mapping is None else S.r, c=cc if mapping is None else S.c, gamma=gg if mapping is None else S.gamma,
+        r=rr, c=cc, gamma=gg,
         alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, iterations=total_it, newton_steps=newton,
         residual=res, status=status,
         options=dict(c_formula=opt.c_formula, spike_channel=opt.spike_channel, spectrum=opt.spectrum,

@@ -214,7 +214,11 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
              dps: int | None = None) -> Spectrum:
     """Bulk density on a grid, :math:`V_2(\\lambda)` at :math:`z=-\\lambda`, the atom and the mean spike per d,
     with error estimates (two κ-rule levels and the last Newton step); ``dps`` polishes every value in
-    mpmath and certifies it (or raises :class:`~onestep_theory.errors.ConvergenceError`)."""
+    mpmath and certifies it (or raises :class:`~onestep_theory.errors.ConvergenceError`).
+
+    The density is the limit :math:`\\eta\\to0` of :math:`\\frac1\\pi\\mathrm{Im}V_2(x+i\\eta)`, extrapolated from
+    η, η/2, η/4 (``eta``, default :math:`10^{-3}\\max|x|`); its error contains the extrapolation's, which is
+    large only at the bulk's edges (docs/theory/srf-theory.md §7)."""
     al, be = float_in(alpha, "alpha"), float_in(beta, "beta")
     r = check_real(r, "r", 0, None)
     c = check_real(c, "c", 0, None)
@@ -229,24 +233,36 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
     if xs.size > MAX_GRID or not np.all(np.isfinite(xs)):
         raise InvalidParameterError("z", f"{xs.size} points", f"at most {MAX_GRID} finite grid points")
     eta_v = float(eta) if eta is not None else 1e-3 * max(float(np.max(np.abs(xs))), 1e-3)
-    dens, derr, init = [], [], None
+    dens, derr = [], []
+    inits = [None, None, None]
     for xv in xs:
-        V1, V2, e1, e2 = stieltjes_checked(student, complex(xv, eta_v), r=r, c=c, alpha=alpha, beta=beta, dps=dps,
-                                           init=init)
-        if float(V2.imag) < -1e-10:
-            raise ConvergenceError(f"Im V2 < 0 at x={xv}: wrong branch", 0, float(-V2.imag))
-        dens.append(V2.imag / (math.pi if dps is None else mpmath.pi))
-        derr.append(e2 / math.pi)
-        init = (complex(V1), complex(V2))
+        # Im V2(x + i eta)/pi at eta, eta/2, eta/4, extrapolated to eta -> 0 (docs/theory/srf-theory.md §7): the
+        # Poisson smoothing is rho + a eta + b eta^2 + ..., so R_k = 2 rho(eta/2^k) - rho(eta/2^(k-1)) = rho - b eta^2
+        # / 2^(2k-1); the error of R_2 is a third of |R_2 - R_1|, which is taken whole (and the solver errors)
+        rho, err = [], []
+        for k in range(3):
+            V1, V2, e1, e2 = stieltjes_checked(student, complex(xv, eta_v / 2**k), r=r, c=c, alpha=alpha, beta=beta,
+                                               dps=dps, init=inits[k])
+            if float(V2.imag) < -1e-10:
+                raise ConvergenceError(f"Im V2 < 0 at x={xv}: wrong branch", 0, float(-V2.imag))
+            rho.append(V2.imag / (math.pi if dps is None else mpmath.pi))
+            err.append(e2 / math.pi)
+            inits[k] = (complex(V1), complex(V2))
+        with precision(dps or 15):
+            r1, r2 = 2 * rho[1] - rho[0], 2 * rho[2] - rho[1]
+            dens.append(+r2 if dps is not None else float(r2))
+            derr.append(float(abs(r2 - r1)) + err[0] + 3 * err[1] + 2 * err[2])
     st, sterr = {}, {}
     for lv in lams:
-        lam_v = float(lv)
-        if not (lam_v > 0 and math.isfinite(lam_v)):
+        lam_x = to_exact(lv, "lam")
+        if not lam_x > 0:
             raise InvalidParameterError("lam", lv, "finite real numbers > 0")
-        _, V2, _, e2 = stieltjes_checked(student, -lam_v if dps is None else mpmath.mpf(-lam_v), r=r, c=c,
-                                         alpha=alpha, beta=beta, dps=dps)
-        st[f"{lam_v:g}"] = V2.real
-        sterr[f"{lam_v:g}"] = e2
+        key = str(lv) if isinstance(lv, str) else f"{float(lam_x):g}"
+        with precision(dps or 15):          # exact lambda becomes an mpf here, at the working precision
+            z = -float(lam_x) if dps is None else -to_mpf(lam_x, dps)
+        _, V2, _, e2 = stieltjes_checked(student, z, r=r, c=c, alpha=alpha, beta=beta, dps=dps)
+        st[key] = V2.real
+        sterr[key] = e2
     sp_vals = []
     for level in (0, 1):
         if dps is None:
@@ -266,6 +282,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
     return Spectrum(x=list(map(float, xs)), density=dens, stieltjes_at_minus_lambda=st,
                     atom_at_zero=max(0.0, 1 - al / be), mean_spike_per_d=sp_vals[1], eta=eta_v, errors=errors,
                     dps=dps, provenance=provenance(dps=dps, method="damped fixed point + Newton with the complex MP "
-                                                   "Stieltjes transform; error from a refined kappa rule",
+                                                   "Stieltjes transform; error from a refined kappa rule; density: "
+                                                   "eta -> 0 by Richardson extrapolation from eta, eta/2, eta/4",
                                                    references=["[DPCKLL24]", "[CPDKLZL24] App. F (189)-(191)",
                                                                "docs/theory/srf-theory.md §7", "docs/theory/numerics.md §5"]))

@@ -38,7 +38,7 @@ from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import VouchedResult, digits_of, provenance
 from ..hermite.activation import Activation
 from ..hermite.expressions import x
-from .bounds import best_linear
+from .bounds import best_linear_checked
 from .cge import cge_symbolic
 from .kappa import srf_setup
 from .smoothing import smoothing_closed_form
@@ -72,7 +72,7 @@ class TauStar(VouchedResult):
     kappa: object
     tau_exact: object
     kappa_exact: object
-    kernel_bound: float
+    kernel_bound: object
     beats_kernel: bool
     r_equivalent: object
     limits: dict
@@ -349,7 +349,7 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
         raise InvalidParameterError("kappa_max", kappa_max, f"a real number in (0, {MAX_KAPPA}]")
     s, t, br = _check_inputs(student, teacher)
     _student_limits(s)                     # refuses fast-growing students before any quadrature
-    kb = best_linear(t)
+    kb, kb_err = best_linear_checked(t, dps)
     vals, bracket = _grid_search(s, br, km)
     limits = {"+inf": _limit_tau(s, t, 1, dps), "-inf": _limit_tau(s, t, -1, dps)}
     side = min((k for k in limits if limits[k] is not None), key=lambda k: float(limits[k][0]), default=None)
@@ -374,10 +374,11 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
         elif dps is not None:
             kap, tau, err_k, err_t = _minimise(s, br, bracket, dps, start=kap)
     exact = {"tau": tau_ex, "kappa": kap_ex}
-    errors = {"tau": float(err_t), "kappa": float(err_k)}
+    errors = {"tau": float(err_t), "kappa": float(err_k), "kernel_bound": kb_err}
     # a proved value, or one with no error at all (an exact limit, κ = ±∞), carries every digit asked for
     digits = {n: (dps or 17) if exact[n] is not None or errors[n] == 0 else digits_of(v, errors[n])
               for n, v in (("tau", tau), ("kappa", kap))}
+    errors["r_equivalent"] = errors["kappa"]
     if dps is not None and min(digits.values()) < dps:
         n = min(digits, key=digits.get)
         raise ConvergenceError(f"tau*: {dps} digits requested, only {digits[n]} reached for {n} "
@@ -385,7 +386,7 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
                                errors[n])
     lim_vals = {k: (None if v is None else v[0]) for k, v in limits.items()}
     return TauStar(tau=tau, kappa=kap, tau_exact=tau_ex, kappa_exact=kap_ex, kernel_bound=kb,
-                   beats_kernel=bool(kb > 10 * float(tau)), r_equivalent=kap, limits=lim_vals, kappa_max=km,
+                   beats_kernel=bool(float(kb) > 10 * float(tau)), r_equivalent=kap, limits=lim_vals, kappa_max=km,
                    errors=errors, digits=digits, dps=dps,
                    provenance=provenance(dps=dps, method=method, references=_REFS,
                                          exact=("proved" if tau_ex is not None else "none")))
@@ -403,7 +404,7 @@ def _exact_candidates(s, t, kap, tau, err_k, err_t, kb):
                 return sp.simplify(m2 - 2 * c0s * c0t + c0s**2), sp.Integer(0)
             return None, sp.Integer(0)
         return None, None
-    if not (tf <= err_t or tf <= 1e-20 * (1 + kb)):
+    if not (tf <= err_t or tf <= 1e-20 * (1 + float(kb))):
         return None, None
     try:
         cand = sp.nsimplify(sp.Float(kf, 17), [sp.sqrt(2), sp.sqrt(3), sp.pi],
