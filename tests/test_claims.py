@@ -160,3 +160,161 @@ def test_spectrum_density_vanishes_beyond_the_bulk_within_its_error(capsys):
     for v, e in zip(d["density"], d["errors"]["density"]):
         assert contains(v, e, 0), (v, e)
     no_floats(d)
+
+
+# --------------------------------------------------------------------------------------------- one typed input
+COMMON = ["--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--beta", "1", "--lam", "1/3"]
+
+
+def _same(a_text, a_err, b_text, b_err):
+    """Two printings of one number: the same digits, and each interval contains the other's value."""
+    return contains(a_text, a_err, b_text, b_err) and contains(b_text, b_err, a_text, a_err)
+
+
+@pytest.mark.parametrize("dps", [None, pytest.param(25, marks=pytest.mark.slow)])
+def test_one_typed_input_one_number_on_every_path(capsys, dps):
+    """srf, srf-curve, sweep, check's symbol values and the API (str, Fraction, mpf) read `--lam 1/3` as the same
+    exact number: the printed test errors agree within their printed errors and print the same digits."""
+    from onestep_theory.quantities.sweep import sweep
+    from onestep_theory.srf import srf_solve
+
+    extra = [] if dps is None else ["--dps", str(dps)]
+    a = run(capsys, "srf", *COMMON, "--alpha", "1.6", *extra, "--json")
+    b = run(capsys, "srf-curve", *COMMON, "--alphas", "1.2:2:3", *extra, "--json")
+    row = b["rows"][1]
+    assert row["alpha"] == "1.6"                                   # as typed, not 1.5999999999999999
+    assert _same(a["test_error"], a["abs_error"], row["test_error"], row["abs_error"])
+    assert row["digits"] == a["digits"]
+    for k in ("r", "c", "gamma"):
+        assert row[k] == a[k]
+    with mpmath.workdps(60):
+        third = mpmath.mpf(1) / 3
+    for lam in ("1/3", F(1, 3), third):
+        sol = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha="1.6", beta=1, lam=lam, dps=dps).to_dict()
+        assert _same(a["test_error"], a["abs_error"], sol["test_error"], sol["abs_error"]), lam
+    s = sweep("test_error", {"alpha": "1.2:2:3:lin"}, student="tanh", teacher="sin",
+              fixed={"alpha0": "20", "eta": "3", "beta": "1", "lam": "1/3"}, dps=dps or 15)
+    assert s.rows[1]["alpha"] == "1.6"
+    assert _same(a["test_error"], a["abs_error"], s.rows[1]["value"], s.rows[1]["error"])
+    no_floats(a)
+    no_floats(b)
+
+
+# --------------------------------------------------------------------------------------------- sRF from (alpha0, eta)
+HATS = {"hat_V1": "Vh1", "hat_V2": "Vh2", "hat_q1": "qh1", "hat_q2": "qh2", "hat_theta": "thh", "hat_psi": "psh",
+        "D": "D"}
+ORDER = ("m", "theta", "psi", "q1", "q2", "V1", "V2")
+
+
+@pytest.fixture(scope="module")
+def uref():
+    """tests/data/srf_user_reference.json: 50-digit fixed points at points entered through (alpha0, eta~), by a
+    solver that shares nothing with the package (tests/data/precompute/srf_user_reference.py)."""
+    return json.loads((DATA / "srf_user_reference.json").read_text())["points"]
+
+
+def _typed(p, decimals: bool) -> list:
+    keys = ("alpha0", "eta", "alpha", "beta", "lam", "noise_var")
+    form = _decimal if decimals else (lambda t: t)
+    return ["--student", p["student"], "--teacher", p["teacher"]] + [
+        a for k in keys for a in (f"--{k.replace('_', '-')}", form(p[k]))]
+
+
+def check_srf_printout(d, p, where) -> int:
+    """Every number `srf --json` prints, against the reference point ``p``; returns how many were checked."""
+    n = 0
+    refs = {"test_error": (d["test_error"], d["abs_error"], p["test_error"], p["error"]["test_error"])}
+    for k in ORDER:
+        refs[k] = (d["order"][k], d["errors"][k], p[k], p["error"][k])
+    for k, rk in HATS.items():
+        v = d["D"] if k == "D" else d["order"][k]
+        refs[k] = (v, d["errors"][k], p["conjugates"][rk], F(1, 10**35))
+    for k in ("r", "c", "gamma"):
+        refs[k] = (d[k], d["errors"][k], p["mapping"][k], p["mapping"]["error"][k])
+    for k, (text, err, ref, ref_err) in refs.items():
+        assert contains(text, err, ref, ref_err), (where, k, text, err, ref)
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("name", ["U0", "U4"])
+def test_srf_user_path_float64(capsys, uref, name):
+    """The README's example (U0) and a discontinuous teacher (U4): CLI with exact strings and with decimals."""
+    p = uref[name]
+    for decimals in (False, True):
+        d = run(capsys, "srf", *_typed(p, decimals), "--json")
+        check_srf_printout(d, p, (name, "float64", decimals))
+        no_floats(d)
+
+
+def test_srf_api_every_input_form(uref):
+    """The API with str, Fraction and mpf (at 60 digits) reads the same numbers; a binary float is the float."""
+    from onestep_theory.srf import srf_solve
+
+    p = uref["U0"]
+    with mpmath.workdps(60):
+        forms = [{k: p[k] for k in ("alpha", "beta", "lam")},
+                 {k: F(p[k]) for k in ("alpha", "beta", "lam")},
+                 {k: mpmath.mpf(F(p[k]).numerator) / F(p[k]).denominator for k in ("alpha", "beta", "lam")}]
+    for kw in forms:
+        sol = srf_solve(p["student"], p["teacher"], alpha0=p["alpha0"], eta=p["eta"], noise_var=p["noise_var"], **kw)
+        d = sol.to_dict()
+        d["order"].update(d.pop("hats"))
+        check_srf_printout(d, p, ("API", kw))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dps", [None, 15, 30])
+def test_srf_user_path_every_reference_point(capsys, uref, dps):
+    """Issue 21's acceptance: at float64, dps 15 and dps 30, across teachers (smooth, kinked, discontinuous),
+    eta~ in [1/20, 50], alpha0 in {1/2, 20, inf}, beta in {1, 2} and with noise, no printed value +/- its printed
+    error misses the independent reference; the README example prints >= 30 right digits at --dps 30."""
+    checked = 0
+    for name, p in uref.items():
+        extra = [] if dps is None else ["--dps", str(dps)]
+        d = run(capsys, "srf", *_typed(p, decimals=name in ("U1", "U3", "U5")), *extra, "--json")
+        checked += check_srf_printout(d, p, (name, dps))
+        if dps is not None:
+            assert d["digits"] >= dps, (name, d["digits"])
+    assert checked == len(uref) * 24
+    if dps == 30:
+        d = run(capsys, "srf", *_typed(uref["U0"], False), "--dps", "30", "--json")
+        assert len(d["gamma"].replace("0.", "", 1)) >= 30 and len(d["test_error"].replace("0.0", "", 1)) >= 30
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dps", [15, 30])
+def test_mapping_command_against_the_reference(capsys, uref, dps):
+    for name, p in uref.items():
+        d = run(capsys, "mapping", "--student", p["student"], "--teacher", p["teacher"], "--alpha0", p["alpha0"],
+                "--eta", p["eta"], "--noise-var", p["noise_var"], "--dps", dps, "--json")
+        for k, rk in (("r", "r"), ("c", "c"), ("gamma", "gamma"), ("mu1", "mu1"), ("mu1_check_sq", "mu1c2"),
+                      ("mu1_star", "mu1s"), ("mu2_star", "mu2s")):
+            assert contains(d[k], d["errors"][k], p["mapping"][rk], p["mapping"]["error"][rk]), (name, k, d[k])
+
+
+# --------------------------------------------------------------------------------------------- the registry
+SPIKE_POINT = {"phi": "1/2", "psi": "2/3", "lam": "1/3", "noise": "1/7"}
+SRF_POINT = {"alpha": "3/2", "beta": "2/3", "lam": "1/3", "alpha0": "7/2", "eta": "5/3", "noise": "1/7"}
+# every Hermite coefficient non-zero (so every Delta_k exists): exp(x/2) centred, c_k = e^(1/8) / (2^k k!)
+SPIKE_STUDENT = "exp(x/2) - exp(1/8)"
+
+
+@pytest.mark.slow
+def test_every_registry_quantity_printed_at_15_digits_contains_its_35_digit_value():
+    """Every quantity by name (check, sweep), at non-binary exact inputs: the value printed at dps 15 with its
+    printed error contains the value at dps 35 (arithmetic, rules and working precision all different)."""
+    from onestep_theory.core.results import vouch
+    from onestep_theory.quantities.registry import QUANTITIES, evaluate
+
+    names = [n for n in QUANTITIES if not n.startswith(("delta_", "lambda_"))] + \
+        ["delta_1", "delta_2", "delta_3", "lambda_1", "lambda_2"]
+    for name in names:
+        q = QUANTITIES[name]
+        point = {k: v for k, v in (SPIKE_POINT if q.family == "spike" else SRF_POINT).items() if k in q.params}
+        student, teacher = (SPIKE_STUDENT, "He1") if q.family == "spike" else ("tanh", "sin")
+        lo, lo_err, _, _ = evaluate(name, point, student, teacher, dps=15)
+        hi, hi_err, _, _ = evaluate(name, point, student, teacher, dps=35)
+        text, err = vouch(lo, lo_err, 15)
+        assert contains(text, err, hi, hi_err), (name, text, err, mpmath.nstr(hi, 30))
+        assert hi_err <= 1e-30 * max(1.0, abs(float(hi))), (name, hi_err)

@@ -30,7 +30,8 @@ from onestep_theory.core.results import Result, VouchedResult, digits_of, proven
 from onestep_theory.core.syntax import (MAX_EXPR_CHARS, MAX_EXPR_NODES, MAX_LITERAL_DIGITS, parse_constant,
                                         parse_text)
 from onestep_theory.hermite import gauss, moments
-from onestep_theory.hermite.activation import Activation, HermiteCoefficients, he_coeffs
+from onestep_theory.hermite.activation import Activation
+from onestep_theory.hermite.coefficients import HermiteCoefficients, he_coeffs
 from onestep_theory.hermite.evaluate import arb_callable, arb_callable_n, as_arb
 from onestep_theory.hermite.expressions import check_expression, is_even, is_odd, pieces, x
 from onestep_theory.hermite.gauss import (NotExact, expect_exact, expect_numeric, expect_numeric_many,

@@ -118,7 +118,7 @@ def test_cli_study_resume_store_and_outputs(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["run"]["executed"] == 6 and len(out["sizes"]) == 3 and "verdict" in out["fit"]
     rows = list(csv.DictReader(open(tmp_path / "g.csv")))
-    assert [float(r["gap"]) for r in rows] == [r["gap"] for r in out["sizes"]]
+    assert [float(r["gap"]) for r in rows] == [float(r["gap"]) for r in out["sizes"]]
     assert main(argv) == 2                                    # the study is in the store: --resume needed
     assert "--resume" in capsys.readouterr().err
     assert main(argv + ["--resume"]) == 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hermite.activation import he_coeffs
+from ..hermite.coefficients import he_coeffs
 from ..hermite.polynomials import he_xi_row
 from .common import add_dps, add_json, command, emit, int_in
 

@@ -24,6 +24,7 @@ from .syntax import parse_constant
 
 __all__ = [
     "GUARD_DIGITS",
+    "binary_exact",
     "to_float",
     "float_in",
     "to_exact",
@@ -115,6 +116,20 @@ def to_exact(value, param: str = "value", *, allow_infinite: bool = False) -> sp
     if expr.is_real is False or (expr.is_real is None and abs(sp.im(sp.N(expr, 30))) > 0):
         raise InvalidParameterError(param, value, "a real number")
     return expr
+
+
+def binary_exact(value) -> sp.Rational:
+    """The exact value of a binary float (an optimiser's or a grid's point) as a SymPy Rational: no decimal
+    round trip, no warning (the number *is* this binary value; user input goes through :func:`to_exact`).
+
+    >>> binary_exact(0.5), binary_exact(0.1) == sp.Rational(1, 10)
+    (1/2, False)
+    """
+    v = float(value)
+    if not math.isfinite(v):
+        raise InvalidParameterError("value", value, "a finite real number")
+    num, den = v.as_integer_ratio()
+    return sp.Rational(num, den)
 
 
 def to_float(value, param: str = "value") -> float:

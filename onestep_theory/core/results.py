@@ -150,6 +150,9 @@ def vouch(value, err, cap: int | None = None) -> tuple:
         with workdps(60 if cap is None else cap + 20):
             value = to_mpf(value, 50 if cap is None else cap + 10)
     e = float(err)
+    if not math.isfinite(float(value)):                # kappa* = +-inf (a limit), nan: printed as words
+        return (str(float(value)) if isinstance(value, float) else mpmath.nstr(value)), (
+            "0" if e == 0 else _round_up(fractions.Fraction(e)) if math.isfinite(e) else "inf")
     if not math.isfinite(e):
         return (nstr(value, 3) if not isinstance(value, float) else f"{value:.3g}"), "inf"
     if float(value) == 0:
@@ -205,6 +208,8 @@ def _error_only(err):
         return {k: _error_only(e) for k, e in err.items()}
     if isinstance(err, (list, tuple)):
         return [_error_only(e) for e in err]
+    if err is None:
+        return None
     e = float(err)
     return _round_up(fractions.Fraction(e)) if math.isfinite(e) else "inf"
 
@@ -242,5 +247,5 @@ class VouchedResult(Result):
                     d[name] = {**serialize(value, self._dps()), **d[name]}
                 printed_errors[key] = _split(pairs, 1)
         if errs:
-            d["errors"] = {k: printed_errors.get(k, _error_only(e)) for k, e in errs.items()}
+            d["errors"] = {k: printed_errors[k] if k in printed_errors else _error_only(e) for k, e in errs.items()}
         return d

@@ -17,7 +17,8 @@ One function per operation, prefix ``he_`` (in the style of ``numpy.polynomial.h
 =====================  ====================================================================  ==================
 """
 
-from .activation import Activation, HermiteCoefficients, he_coeffs
+from .activation import Activation
+from .coefficients import HermiteCoefficients, he_coeffs
 from .expressions import breakpoints, check_expression, is_even, is_odd, pieces, x
 from .moments import he_expect
 from .parsing import NAMED, parse

@@ -1,7 +1,6 @@
 r"""Activations and teachers: an expression with the Hermite moments the theory needs.
 
-``he_coeffs`` returns :math:`c_0..c_K` (with exact closed forms where found) as a result object; the
-:class:`Activation` bundles an expression with :math:`c_k`, :math:`c_\star`, :math:`c_{>1}`,
+The :class:`Activation` bundles an expression with :math:`c_k`, :math:`c_\star`, :math:`c_{>1}`,
 :math:`\mathbb E\sigma'^2` and fast float64 callables for the simulator.
 
 References
@@ -19,67 +18,15 @@ import numpy as np
 import sympy as sp
 
 from ..core.caches import cached
-from ..core.errors import ConvergenceError, ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
-from ..core.exact import GUARD_DIGITS, check_dps, to_exact, to_mpf
-from ..core.precision import MAX_DPS, precision
-from ..core.results import Result, digits_of, provenance, vouch
-from .expressions import breakpoints, is_odd, pieces, x
+from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
+from ..core.exact import to_exact, to_mpf
+from ..core.precision import precision
+from .expressions import is_odd, pieces, x
 from .parsing import parse
 from .gauss import NotExact, expect_piece_exact, tidy
 from .moments import moment_exact, moments_numeric, numeric_bundle
 
-__all__ = ["he_coeffs", "HermiteCoefficients", "Activation"]
-
-
-@dataclasses.dataclass
-class HermiteCoefficients(Result):
-    r"""Hermite coefficients :math:`c_0..c_K` of an expression and its Gaussian moments.
-
-    ``values[k]`` is an ``mpf`` at ``dps`` digits; ``exact[k]`` the SymPy closed form or
-    ``None``; ``methods[k]`` says how it was obtained.  Implements docs/theory/hermite.md §2.
-    """
-
-    expression: str
-    kmax: int
-    dps: int
-    values: list
-    exact: list
-    methods: list
-    mean: object
-    second_moment: object
-    c_gt1: object
-    c_star: object
-    centered: bool
-    breakpoints: list
-    parseval_partial: object
-    provenance: dict
-
-    errors: dict = dataclasses.field(default_factory=dict)
-
-    def printed(self, key, k=None) -> tuple:
-        """``(value_text, error_text, digits)`` of a coefficient (``key="values"``, index ``k``) or of a moment
-        (``mean``, ``second_moment``, ``c_gt1``, ``c_star``): at most ``dps`` digits, the error including the
-        rounding of the printed value (docs/theory/numerics.md §1)."""
-        if key == "values":
-            v, e = self.values[k], self.errors["values"][k]
-        else:
-            v, e = getattr(self, key)["value"], self.errors[key]
-        text, err = vouch(v, e, cap=self.dps)
-        # a closed form (e = 0) printed correctly rounded to dps digits has dps digits
-        return text, err, min(self.dps, digits_of(v, float(err))) if float(v) != 0 and e != 0 else self.dps
-
-    def to_dict(self) -> dict:
-        d = super().to_dict()
-        d.pop("values"), d.pop("exact"), d.pop("methods"), d.pop("errors", None)
-        d["coefficients"] = []
-        for k, (e, m) in enumerate(zip(self.exact, self.methods)):
-            text, err, dg = self.printed("values", k)
-            d["coefficients"].append({"k": k, "value": text, "abs_error": err, "digits": dg,
-                                      "exact": (str(e) if e is not None else None), "method": m})
-        for key in ("mean", "second_moment", "c_gt1", "c_star"):
-            text, err, dg = self.printed(key)
-            d[key] = {"value": text, "abs_error": err, "digits": dg, "exact": getattr(self, key)["exact"]}
-        return d
+__all__ = ["Activation"]
 
 
 # --------------------------------------------------------------------------- Activation
@@ -219,8 +166,11 @@ class Activation:
             return 0.0
         return float(Activation(self.expr, False).coeff(0, 20))
 
-    def coeffs(self, kmax: int, dps: int = 15) -> HermiteCoefficients:
-        """All of docs/theory/hermite.md §2 at once: see :func:`he_coeffs`."""
+    def coeffs(self, kmax: int, dps: int = 15):
+        """All of docs/theory/hermite.md §2 at once, with errors: see
+        :func:`~onestep_theory.hermite.coefficients.he_coeffs`."""
+        from .coefficients import he_coeffs          # the result layer sits above the activation
+
         return he_coeffs(self, kmax, dps)
 
 
@@ -330,104 +280,3 @@ def _numpy_fn(act: Activation):
         return v - off if off else v
 
     return f
-
-
-def he_coeffs(f, kmax: int, dps: int = 15, *, center: bool = False, param: str = "expression") -> HermiteCoefficients:
-    r"""Hermite coefficients :math:`c_0..c_K` and moments of an expression.
-
-    Parameters
-    ----------
-    f : str, sympy.Expr or Activation
-        The function (``"tanh"``, ``"Max(x,0)"``, …).
-    kmax : int
-        Largest degree ``K >= 0``.
-    dps : int
-        Decimal digits of the numeric values (closed forms are also returned exactly).
-    center : bool
-        Expand :math:`\sigma-c_0` instead.
-
-    Returns
-    -------
-    HermiteCoefficients
-        Values, exact forms, methods, :math:`\mathbb E\sigma`, :math:`\mathbb E\sigma^2`,
-        :math:`c_{>1}`, :math:`c_\star`, breakpoints and the Parseval partial sum
-        :math:`\sum_{k\le K}k!c_k^2` (docs/theory/hermite.md §2.1) as a diagnostic.
-
-    Examples
-    --------
-    >>> r = he_coeffs("Max(x,0)", 4)
-    >>> r.exact[2], r.exact[3]
-    (sqrt(2)/(4*sqrt(pi)), 0)
-    >>> print(mpmath.nstr(he_coeffs("tanh", 1, 30).values[1], 30))
-    0.605705509602158825583540227556
-    """
-    if not isinstance(kmax, (int, np.integer)) or isinstance(kmax, bool) or kmax < 0 or kmax > 200:
-        raise InvalidParameterError("kmax", kmax, "an integer in [0, 200]")
-    dps = check_dps(dps, MAX_DPS, optional=False)
-    act = Activation.from_any(f, param, center=center)
-    values = act.coeffs_mp(int(kmax), int(dps))
-    exact = [act.coeff_exact(k) for k in range(kmax + 1)]
-    methods = []
-    for k in range(kmax + 1):
-        if k == 0 and act.center:
-            methods.append("centered")
-        elif exact[k] is not None:
-            methods.append(moment_exact(act.expr, k)[1])
-        else:
-            methods.append("tanh-sinh quadrature")
-    with precision(dps):
-        parseval = mpmath.fsum(math.factorial(k) * values[k] ** 2 for k in range(kmax + 1))
-    m2_exact = act.second_moment(None)
-    errors = _coeff_errors(act, int(kmax), int(dps), values, exact)
-    return HermiteCoefficients(
-        expression=act.name,
-        kmax=int(kmax),
-        dps=int(dps),
-        values=list(values),
-        exact=exact,
-        methods=methods,
-        mean={"value": act.mean(dps), "exact": _str_or_none(act.coeff_exact(0))},
-        second_moment={"value": act.second_moment(dps), "exact": _str_or_none(m2_exact)},
-        c_gt1={"value": act.c_gt1(dps), "exact": _str_or_none(_c_rest_exact(act, 1))},
-        c_star={"value": act.c_star(dps), "exact": _str_or_none(_c_rest_exact(act, 0))},
-        centered=act.center,
-        breakpoints=[str(b) for b in breakpoints(act.expr)],
-        parseval_partial=parseval,
-        provenance=provenance(dps=int(dps), method="exact Gaussian integrals; tanh-sinh split at kinks; error "
-                              "of a quadrature value from a second evaluation at dps + 10 digits",
-                              references=["docs/theory/hermite.md §2", "docs/theory/hermite.md §5"], guard_digits=GUARD_DIGITS),
-        errors=errors,
-    )
-
-
-def _coeff_errors(act: Activation, kmax: int, dps: int, values, exact) -> dict:
-    """Absolute error estimates of :func:`he_coeffs`: 0 for closed forms (their printed error is the rounding
-    alone), otherwise the change when everything is recomputed at ``dps`` + 10 digits (other quadrature
-    tolerances and working precision) plus the rounding at the working precision; a value whose ``dps``
-    digits are not reached raises :class:`~onestep_theory.core.errors.ConvergenceError`."""
-    hi_dps = dps + 10
-    hi = act.coeffs_mp(kmax, hi_dps) if any(e is None for e in exact) else values
-    moments = {"mean": (act.mean, act.coeff_exact(0)), "second_moment": (act.second_moment, act.second_moment(None)),
-               "c_gt1": (act.c_gt1, _c_rest_exact(act, 1)), "c_star": (act.c_star, _c_rest_exact(act, 0))}
-    with precision(hi_dps):
-        floor = mpmath.mpf(10) ** -(dps + GUARD_DIGITS)
-
-        def err(lo, hi_v, is_exact):
-            if is_exact:
-                return 0.0
-            return float(abs(lo - hi_v) + floor * max(1, abs(lo)))
-
-        out = {"values": [err(values[k], hi[k], exact[k] is not None) for k in range(kmax + 1)]}
-        for key, (fn, ex) in moments.items():
-            out[key] = err(fn(dps), fn(hi_dps), isinstance(ex, sp.Basic) and ex.is_number)
-    worst = [(k, e, values[k]) for k, e in enumerate(out["values"]) if e > 10.0 ** -dps * abs(float(values[k]))
-             and float(values[k]) != 0 and e > 10.0 ** -(dps + 2)]
-    if worst:
-        k, e, v = worst[0]
-        raise ConvergenceError(f"Hermite coefficient c_{k}: {dps} digits requested, only {digits_of(v, e)} reached "
-                               f"(estimated error {e:.1e})", 0, e)
-    return out
-
-
-def _str_or_none(v):
-    return None if v is None or not isinstance(v, sp.Basic) else str(v)

@@ -77,12 +77,13 @@ def exp_srf_curves(S, seed, out, plt, log):
 def exp_bounds(S, seed, out, plt, log):
     from ..srf.bounds import bounds, best_linear
     from ..srf import srf_solve
+    from ..core.exact import binary_exact
 
     etas = list(np.linspace(0.05, 8, S["bnd_eta"]))
     lams = np.geomspace(1e-3, 1e6, 19)
     rows = []
     for e in etas:
-        b = bounds("tanh", "sin", alpha0="inf", eta=repr(float(e)))
+        b = bounds("tanh", "sin", alpha0="inf", eta=binary_exact(e))
         errs = []
         init = None
         for lv in lams[::-1]:

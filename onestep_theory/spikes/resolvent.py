@@ -32,7 +32,7 @@ import sympy as sp
 from ..core.caches import cached
 from ..core.precision import MAX_DPS, precision, workdps
 from ..core.errors import ConvergenceError, HypothesisError, InvalidParameterError
-from ..core.exact import GUARD_DIGITS, check_dps, to_exact, to_mpf
+from ..core.exact import GUARD_DIGITS, binary_exact, check_dps, to_exact, to_mpf
 from ..hermite.activation import Activation
 from ..core.results import VouchedResult, digits_of, provenance
 
@@ -365,7 +365,7 @@ def resolvent_sweep(phi_v, psi_v, lam_v, c1_v, cg_v, *, newton_steps: int = 3, r
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r = resolvent_from_constants(*(repr(float(a[i])) for a in args[:3]), mpmath.mpf(float(args[3][i])),
+                r = resolvent_from_constants(*(binary_exact(a[i]) for a in args[:3]), mpmath.mpf(float(args[3][i])),
                                              mpmath.mpf(float(args[4][i])), 15)
             m1v[i], m2v[i], resid[i] = float(r.m1), float(r.m2), float(r.residual)
             status[i] = "mpmath"

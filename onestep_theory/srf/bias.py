@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ..core.errors import InvalidParameterError
-from ..core.exact import check_real, float_in
+from ..core.exact import binary_exact, check_real, float_in
 from ..core.results import provenance
 from ..core.search import grid_minimize
 from ..hermite.activation import Activation
@@ -27,7 +27,7 @@ __all__ = ["training_objective", "trained_bias"]
 
 def training_objective(student, teacher, b, *, alpha, beta, lam, r, c, gamma):
     """``(objective, its error, the SRFSolution)`` at bias b: :math:`2\\,\\mathbb E\\langle\\ell\\rangle+\\lambda\\beta q_2/\\alpha`."""
-    s = Activation.from_any(student, "student").shifted(repr(float(b)))
+    s = Activation.from_any(student, "student").shifted(binary_exact(b))
     al, be, la = (float_in(v, n) for v, n in ((alpha, "alpha"), (beta, "beta"), (lam, "lam")))
     sol = srf_solve(s, teacher, alpha=alpha, beta=beta, lam=lam, r=r, c=c, gamma=gamma, loss=LOSSES["square"])
     obj = 2 * sol.extra["train_loss"] + la * be / al * float(sol.order["q2"])
@@ -54,7 +54,7 @@ def trained_bias(student, teacher, *, alpha, beta, lam, r, c, gamma, bias_max=3)
     curv = (op - 2 * obj + om) / (h * h)
     db = max(1e-6, math.sqrt(2 * oerr / curv)) if curv > 0 else math.inf
     slope = abs(float(sp_.test_error) - float(sm.test_error)) / (2 * h)
-    s_b = Activation.from_any(student, "student").shifted(repr(b))
+    s_b = Activation.from_any(student, "student").shifted(binary_exact(b))
     test = srf_solve(s_b, teacher, **kw)
     return dict(bias=b, bias_error=db, objective=obj, test_error=float(test.test_error),
                 errors={"objective": oerr, "test_error": test.abs_error + slope * db},

@@ -21,7 +21,7 @@ import mpmath
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ..core.exact import check_dps, check_real
+from ..core.exact import binary_exact, check_dps, check_real
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..hermite.activation import Activation
 from .mapping import resolve_rcg, srf_params
@@ -59,7 +59,7 @@ def best_linear_checked(teacher, dps: int | None = None) -> tuple:
     digits (docs/theory/srf-theory.md §6, docs/theory/numerics.md §1).
 
     >>> v, e = best_linear_checked("sin", 30)          # (1 - e^-2)/2 - e^-1, exactly
-    >>> with mpmath.workdps(40):
+    >>> with mpmath.workdps(70):
     ...     abs(v - ((1 - mpmath.exp(-2)) / 2 - mpmath.exp(-1))) <= e
     True
     """
@@ -260,7 +260,7 @@ def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_o
             return p.r, p.c, abs(p.gamma)
 
     def at_float(e):
-        rr, cc, gg = (float(v) for v in params(repr(float(e)), 17))
+        rr, cc, gg = (float(v) for v in params(binary_exact(e), 17))
         t = Activation.from_any(teacher, "teacher")
         S = srf_setup(student, teacher, rr, cc, gg, digits=16, level=0)
         try:
@@ -280,7 +280,7 @@ def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_o
     for j, e0 in enumerate(best):
         if dps is None:
             def fval(e, j=j):
-                rr, cc, gg = params(repr(float(e)) if isinstance(e, float) else e, 20)
+                rr, cc, gg = params(binary_exact(e) if isinstance(e, float) else e, 20)
                 v, err = _evaluate(student, teacher, rr, cc, gg, None, target)
                 return v[j], err[j]
             e_opt, e_err, v, err = _argmin(fval, float(e0), 0.0, eta_max)
@@ -295,7 +295,7 @@ def _optimized(student, teacher, alpha0, noise_var, eta_max, c_formula, strict_o
         errs.append(err)
         etas.append(e_opt)
         eta_errs.append(e_err)
-    p = params(etas[0] if dps is not None else repr(etas[0]), (dps or 15) + 5)
+    p = params(etas[0] if dps is not None else binary_exact(etas[0]), (dps or 15) + 5)
     # r, c at the optimum move with eta (r ~ eta, c - 1 ~ eta^2; gamma does not depend on it)
     with precision((dps or 15) + 5):
         rel = eta_errs[0] / max(float(abs(etas[0])), 1e-300)
@@ -368,13 +368,13 @@ def bias_lower_bound(student, teacher, *, r, c=1, gamma=1, bias_max=3) -> dict:
     norm2 = float(t.second_moment(20))
 
     def low(b):
-        S = srf_setup(s.shifted(repr(float(b))), t, rr, cc, gg, digits=16, level=0)
+        S = srf_setup(s.shifted(binary_exact(b)), t, rr, cc, gg, digits=16, level=0)
         try:
             return _bounds_at(S, norm2, gg < 1)[1]
         except ConvergenceError:
             return math.inf
     b, _ = grid_minimize(low, -bm, bm, 41, 1e-8)
-    (_, lo), errs = _evaluate(s.shifted(repr(b)), t, rr, cc, gg, None, 1e-10)
+    (_, lo), errs = _evaluate(s.shifted(binary_exact(b)), t, rr, cc, gg, None, 1e-10)
     shift = abs(low(b + 1e-8) - low(b))
     (_, lo0), errs0 = _evaluate(s, t, rr, cc, gg, None, 1e-10)
     return dict(lower=lo, bias=b, lower_at_zero=lo0, errors={"lower": errs[1] + shift, "lower_at_zero": errs0[1]},

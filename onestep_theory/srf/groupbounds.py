@@ -25,7 +25,7 @@ import dataclasses
 import numpy as np
 
 from ..core.errors import InvalidParameterError
-from ..core.exact import check_real, float_in
+from ..core.exact import binary_exact, check_real, float_in
 from ..core.results import VouchedResult, digits_of, provenance
 from ..core.search import grid_minimize
 from ..hermite.activation import Activation
@@ -124,7 +124,7 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
         em = eta_search_range(eta_max, r)
 
         def rcg(e):
-            p = srf_params(s, t, alpha0, repr(float(e)), noise_var, c_formula=c_formula, strict_odd=strict_odd,
+            p = srf_params(s, t, alpha0, binary_exact(e), noise_var, c_formula=c_formula, strict_odd=strict_odd,
                            dps=17)
             return float(p.r), float(p.c), abs(float(p.gamma))
 

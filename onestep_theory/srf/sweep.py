@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from ..core.errors import InvalidParameterError
-from .mapping import resolve_rcg
-from .solve import SRFOptions, srf_solve
+from .solve import srf_solve
 
 __all__ = ["srf_curve", "srf_sweep", "SWEEPABLE"]
-
-_OPTION_NAMES = {f.name for f in dataclasses.fields(SRFOptions)}
-
 
 def srf_curve(student, teacher, alphas, **kw) -> list:
     r"""Learning curve over α with warm starts (docs/theory/numerics.md §4 'Continuation'); returns a list of
@@ -33,12 +27,8 @@ def srf_sweep(student, teacher, param: str, values, **fixed) -> list:
         raise InvalidParameterError("param", param, f"one of {', '.join(SWEEPABLE)}")
     fixed = dict(fixed)
     fixed.pop(param, None)
-    if param in ("alpha", "beta", "lam"):
-        opt = SRFOptions.build(fixed.get("options"), {k: v for k, v in fixed.items() if k in _OPTION_NAMES})
-        rr, cc, gg, _ = resolve_rcg(student, teacher, fixed.pop("r", None), fixed.pop("c", None),
-                                    fixed.pop("gamma", None), fixed.pop("alpha0", None), fixed.pop("eta", None),
-                                    fixed.get("noise_var", 0), opt.c_formula, opt.strict_odd, fixed.get("dps"))
-        fixed.update(r=rr, c=cc, gamma=gg)
+    # (r, c, gamma) from (alpha0, eta) are resolved inside srf_solve at every point: resolve_rcg caches the
+    # mapping, so an alpha, beta or lam sweep computes it once, and every solution reports it with its errors
     out = []
     init = None
     for v in values:
