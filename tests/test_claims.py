@@ -318,3 +318,44 @@ def test_every_registry_quantity_printed_at_15_digits_contains_its_35_digit_valu
         text, err = vouch(lo, lo_err, 15)
         assert contains(text, err, hi, hi_err), (name, text, err, mpmath.nstr(hi, 30))
         assert hi_err <= 1e-30 * max(1.0, abs(float(hi))), (name, hi_err)
+
+
+def test_an_mpf_is_read_exactly_outside_any_precision_context():
+    """The bug class of issue 21: mpmath rounds every operation outside a precision context to 53 bits.  An mpf
+    handed to the package (to_exact, to Arb) is read as it is, at any ambient precision."""
+    from onestep_theory.core.exact import to_exact
+    from onestep_theory.core.precision import mpf_to_arb, signed_man_exp
+
+    with mpmath.workdps(40):
+        third = mpmath.mpf(1) / 3
+    assert abs(F(str(to_exact(third))) - F(1, 3)) < F(1, 10**39)
+    man, exp = signed_man_exp(third)
+    assert abs(F(man) * F(2) ** exp - F(1, 3)) < F(1, 10**39)
+    assert mpf_to_arb(third).mid().man_exp()[0] == man
+
+
+@pytest.mark.slow
+def test_stieltjes_by_name_reads_lambda_exactly():
+    """`sweep`/`check` of the Stieltjes transform at lam = 1/3 and 30 digits agree with spectrum's V2(-1/3)
+    (found by an independent review: lambda was rounded to 53 bits on this path)."""
+    from onestep_theory.quantities.registry import evaluate
+    from onestep_theory.srf import spectrum
+
+    point = {"alpha": "1/3", "beta": "2/3", "lam": "1/3", "alpha0": "1/3", "eta": "1/7", "noise": "1/3"}
+    v, e, _, _ = evaluate("stieltjes", point, "tanh", "sin", dps=30)
+    sp_ = spectrum("tanh", r=_r(point), c=_c(point), alpha="1/3", beta="2/3", xs=[1.0], lams=["1/3"], dps=30)
+    ref, ref_err = sp_.stieltjes_at_minus_lambda["1/3"], sp_.errors["stieltjes"]["1/3"]
+    with mpmath.workdps(50):
+        assert abs(v - ref) <= e + ref_err, (v, ref)
+
+
+def _r(point):
+    from onestep_theory.srf import srf_params
+
+    return srf_params("tanh", "sin", point["alpha0"], point["eta"], point["noise"], dps=45).r
+
+
+def _c(point):
+    from onestep_theory.srf import srf_params
+
+    return srf_params("tanh", "sin", point["alpha0"], point["eta"], point["noise"], dps=45).c

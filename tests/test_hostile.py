@@ -95,6 +95,19 @@ REGRESSION = [
       "--spectrum-mode", "empirical", "--empirical-d", "200"], {0}),
     (SRF + ["--alpha0", "20", "--eta", "3", *A, "--lam", "0.1", "--dps", "200"], {2}),
     (SRF + ["--alpha0", "20", "--eta", "3", *A, "--lam", "0.1", "--kappa-nodes", "401", "--inner-nodes", "401"], {0}),
+    # issue 23's hidden set: literals that are not decimal numbers, alpha0 = 0, overflowing sizes, ignored specs
+    (["hermite", "0x10*x"], {2}),
+    (["hermite", "1_0*x"], {2}),
+    (["resolvent", "--student", "tanh", "--phi", "0x10", "--psi", "1", "--lam", "1"], {2}),
+    (["simulate", "resolvent", "--student", "tanh", "--phi", "1_0", "--psi", "2", "--lam", "0.5", "--n", "50"], {2}),
+    (SRF + ["--alpha0", "0", "--eta", "3", *A, "--lam", "0.1"], {2}),
+    (SRF + ["--alpha0", "-0", "--eta", "3", *A, "--lam", "0.1"], {2}),
+    (["mapping", "--student", "tanh", "--teacher", "sin", "--alpha0", "0", "--eta", "3"], {2}),
+    (["simulate", "giant-step", "--student", "tanh", "--teacher", "sin", "--d", "100", "--alpha0", "20", "--eta",
+      "3", "--alpha", "1e308", "--beta", "1", "--lam", "0.1"], {2}),
+    (["spectrum", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
+      "--beta", "1", "--readout", "1:0.5,2:0.5", "--z", "1"], {2}),
+    (["bounds", "--student", "tanh", "--teacher", "sin", "--r", "1", "--optimize-bias", "--dps", "30"], {2}),
 ]
 
 

@@ -226,6 +226,8 @@ def exact_grid(name):
 def _real(text) -> float:
     """A finite real number from the command line: a decimal, or an exact string ("1/3", "sqrt(2)/2")."""
     try:
+        if not re.fullmatch(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*", text):
+            raise ValueError(text)                 # float() would read "1_0", "nan", "infinity": the parser decides
         v = float(text)
     except ValueError:
         from ..core.errors import InvalidParameterError

@@ -12,8 +12,9 @@ COMMANDS: dict = {}
 
 def add_readout(p, bulks: bool = False):
     p.add_argument("--readout", default=None,
-                   help="initial readout a0 = u/sqrt(p): 'uniform' (default), 'gaussian' (tau-star theory) or "
-                        "'value:fraction,...' e.g. '1:0.5,2:0.5' (a spec starting with '-' needs --readout=-1:...)")
+                   help="initial readout a0 = u/sqrt(p): 'uniform' (default) or 'value:fraction,...' e.g. "
+                        "'1:0.5,2:0.5' (a spec starting with '-' needs --readout=-1:...); a Gaussian readout is the "
+                        "tau-star command's theory ([BES+22])")
     if bulks:
         p.add_argument("--bulk-p", type=int_in("--bulk-p", 20, 3000), default=600,
                        help="width of the sampled bulks of the experimental K-group prior (and half of it)")

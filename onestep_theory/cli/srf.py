@@ -112,14 +112,14 @@ def _run_srf(args):
         sol.provenance["mapping"] = "Result 3.1 (eqs. 9-11), c_formula=" + args.c_formula
     d = sol.to_dict()
     out = {"r": d["r"], "c": d["c"], "gamma": d["gamma"], "test_error": d["test_error"], "abs_error": d["abs_error"],
-           "digits": sol.digits, "order": {**d["order"], **d["hats"]}, "errors": d["errors"], "D": d["D"],
+           "digits": d["digits"], "order": {**d["order"], **d["hats"]}, "errors": d["errors"], "D": d["D"],
            "iterations": d["iterations"], "newton_steps": d["newton_steps"], "residual": f"{float(sol.residual):.2e}",
            "status": d["status"], "options": d["options"], **d["extra"],
            "params": {"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var},
            "provenance": d["provenance"]}
     lines = [f"sRF: student {args.student}, teacher {args.teacher}; r={d['r']}, c={d['c']}, gamma={d['gamma']}; "
              f"alpha={args.alpha}, beta={args.beta}, lam={args.lam}",
-             f"test error eps_g = {d['test_error']}   (+/- {d['abs_error']}, {sol.digits} digits)"]
+             f"test error eps_g = {d['test_error']}   (+/- {d['abs_error']}, {d['digits']} digits)"]
     if d["extra"]:
         lines += [f"  {k:<10} = {v}" + (f"   +/- {d['errors'][k]}" if k in d["errors"] else "")
                   for k, v in d["extra"].items()]
@@ -166,7 +166,7 @@ def _run_curve(args):
     rows = []
     for v, s in zip(values, sols):
         d = s.to_dict()
-        rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": s.digits,
+        rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": d["digits"],
                      **d["order"], "r": d["r"], "c": d["c"], "gamma": d["gamma"],
                      "iterations": s.iterations, "best_linear": bl})
     if args.csv:
@@ -186,6 +186,11 @@ def _run_curve(args):
 def _run_bounds(args):
     from ..srf.bounds import bounds
 
+    if (is_grouped(args) or args.optimize_bias) and args.dps is not None:
+        from ..core.errors import InvalidParameterError
+
+        raise InvalidParameterError("--dps", args.dps, "not given with " + ("a grouped --readout" if is_grouped(args)
+                                    else "--optimize-bias") + " (float64 only: its digits follow its printed error)")
     if is_grouped(args):
         return run_bounds_groups(args)
     if args.optimize_bias:
@@ -230,6 +235,11 @@ def _run_spectrum(args):
 
     from ..srf.spectrum import spectrum
 
+    if is_grouped(args) and not args.d:
+        from ..core.errors import InvalidParameterError
+
+        raise InvalidParameterError("--readout", args.readout, "--d as well: a grouped readout changes only the mean "
+                                    "spikes, which are reported at a dimension d (the bulk is the uniform one)")
     rr, cc, gg, _ = _resolve(args)
     xs = np.array(args.z) if args.z else None
     sp_ = spectrum(args.student, r=rr, c=cc, alpha=args.alpha, beta=args.beta, xs=xs, lams=args.lam, dps=args.dps)

@@ -77,7 +77,8 @@ def mpf_to_arb(v) -> flint.arb:
     """An ``mpf`` (or int/float) as an exact Arb number."""
     if isinstance(v, flint.arb):
         return v
-    v = mpmath.mpf(v)
+    if not isinstance(v, mpmath.mpf):
+        v = mpmath.mpf(v)                  # int/float: exact at any precision >= 53 bits
     if v == 0:
         return flint.arb(0)
     man, exp = signed_man_exp(v)
@@ -86,5 +87,7 @@ def mpf_to_arb(v) -> flint.arb:
 
 def signed_man_exp(v) -> tuple:
     """``(man, exp)`` with ``v = man * 2**exp`` exactly, sign included (``mpf.man_exp`` drops the sign)."""
-    sign, man, exp, _ = mpmath.mpf(v)._mpf_
+    # an mpf is read as it is: mpmath.mpf(v) would round it to the ambient precision (53 bits outside a
+    # precision context, the bug class of issue 21)
+    sign, man, exp, _ = (v if isinstance(v, mpmath.mpf) else mpmath.mpf(v))._mpf_
     return (-int(man) if sign else int(man)), int(exp)

@@ -9,6 +9,9 @@ numbers such as ``"1/3"``, ``"0.1"`` or ``"sqrt(2)/2"``; expressions in ``x`` ar
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 
 import sympy as sp
 from sympy.parsing.sympy_parser import (
@@ -87,6 +90,7 @@ def check_syntax(text: str, param: str, names: set[str]) -> None:
         tree = ast.parse(text.replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
         raise ExpressionError(param, text, f"cannot parse: {getattr(exc, 'msg', exc)}") from None
+    _check_number_literals(text.replace("^", "**"), param)
     nodes = list(ast.walk(tree))
     if len(nodes) > MAX_EXPR_NODES:
         raise ExpressionError(param, text, f"more than {MAX_EXPR_NODES} syntax nodes")
@@ -126,6 +130,22 @@ def check_syntax(text: str, param: str, names: set[str]) -> None:
                 raise ExpressionError(param, text, "only whitelisted functions may be called")
             if node.keywords:
                 raise ExpressionError(param, text, "keyword arguments are not allowed")
+
+
+_DECIMAL = re.compile(r"(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _check_number_literals(text: str, param: str) -> None:
+    """Numbers are decimal literals: Python's hex, octal and binary forms (``0x10``), digit separators (``1_0``)
+    and imaginary literals (``2j``) are refused, not read as numbers."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return                                     # ast.parse has accepted the text; nothing numeric to add
+    for tok in tokens:
+        if tok.type == tokenize.NUMBER and not _DECIMAL.fullmatch(tok.string):
+            raise ExpressionError(param, text, f"'{tok.string}' is not a decimal number (hex, octal, binary, digit "
+                                               "separators and imaginary literals are not read as numbers)")
 
 
 def parse_text(text: str, param: str, variables: dict | None = None) -> sp.Expr:

@@ -256,8 +256,9 @@ def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, st
                         noise_var=noise, alpha0=a0, eta=eta, dps=dps if dps > 15 else None, init=state)
         return sol.test_error, float(sol.abs_error), vals, sol.state()
     if name == "stieltjes":
-        lam = _mp(point["lam"]) if dps > 15 else float(_mp(point["lam"]))
-        _, v2, _, e2 = stieltjes_checked(student, -lam, r=float(p.r) if dps <= 15 else p.r,
+        with precision(dps + 10):          # the typed lambda becomes z = -lambda inside the precision context
+            z = -_mp(point["lam"]) if dps > 15 else -float(_mp(point["lam"]))
+        _, v2, _, e2 = stieltjes_checked(student, z, r=float(p.r) if dps <= 15 else p.r,
                                          c=float(p.c) if dps <= 15 else p.c, alpha=point["alpha"], beta=point["beta"],
                                          dps=dps if dps > 15 else None)
         return v2.real, float(e2), vals, None

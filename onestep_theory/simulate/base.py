@@ -120,13 +120,29 @@ def check_reps(reps):
         raise InvalidParameterError("reps", reps, "an integer >= 1")
 
 
+#: Largest size (d, n, p, N, n0) of any simulation: bounded work before the memory estimate is even formed.
+MAX_SIZE = 10**9
+
+
 def positive(value, name, integer=False):
     v = float_in(value, name)
     if integer:
+        if v > MAX_SIZE:
+            raise InvalidParameterError(name, value, f"an integer in [1, {MAX_SIZE:.0e}]")
         if v != int(v):
             raise InvalidParameterError(name, value, "an integer >= 1")
         return int(v)
     return v
+
+
+def scaled_size(ratio, d, name, size_name) -> int:
+    """``round(ratio * d)`` (at least 1) after checking the ratio and that the size stays at most ``MAX_SIZE``."""
+    r = positive(ratio, name)
+    v = r * d
+    if not v <= MAX_SIZE:                    # also catches inf from 1e308 * d
+        raise InvalidParameterError(name, ratio, f"a ratio with {size_name} = {name} * d at most {MAX_SIZE:.0e} "
+                                                 f"(d = {d})")
+    return max(1, round(v))
 
 
 def nonnegative(value, name):
@@ -174,17 +190,17 @@ def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False, gram: s
     if d is None:
         if n is None or phi is None:
             raise InvalidParameterError("d", d, "an integer >= 1 (or give n and phi)")
-        d = round(positive(phi, "phi") * positive(n, "n", True))
+        d = scaled_size(phi, positive(n, "n", True), "phi", "d")
     d = positive(d, "d", True)
     if n is None:
         if phi is None:
             raise InvalidParameterError("n", n, "an integer >= 1 (or give phi)")
-        n = max(1, round(d / positive(phi, "phi")))
+        n = scaled_size(1 / positive(phi, "phi"), d, "phi", "n")
     n = positive(n, "n", True)
     if N is None:
         if psi is None:
             raise InvalidParameterError("N", N, "an integer >= 1 (or give psi)")
-        N = max(1, round(d / positive(psi, "psi")))
+        N = scaled_size(1 / positive(psi, "psi"), d, "psi", "N")
     N = positive(N, "N", True)
     if phi is not None and abs(d / n - float(phi)) > 0.01 * float(phi):
         raise InvalidParameterError("phi", phi, f"consistent with d/n = {d}/{n}", "mismatched sizes")
@@ -200,11 +216,11 @@ def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, fo
     """Resolve (d, n, p, n0) of the sRF theory from d and α = n/d, β = p/d, α0 = n0/d."""
     d = positive(d, "d", True)
     if n is None:
-        n = max(1, round(positive(alpha, "alpha") * d)) if alpha is not None else None
+        n = scaled_size(alpha, d, "alpha", "n") if alpha is not None else None
     if p is None:
-        p = max(1, round(positive(beta, "beta") * d)) if beta is not None else None
+        p = scaled_size(beta, d, "beta", "p") if beta is not None else None
     if n0 is None and alpha0 is not None:
-        n0 = max(1, round(positive(alpha0, "alpha0") * d))
+        n0 = scaled_size(alpha0, d, "alpha0", "n0")
     for v, name in ((n, "n"), (p, "p")):
         if v is None:
             raise InvalidParameterError(name, v, "an integer >= 1 (or give the ratio)")

@@ -98,8 +98,8 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
     student, teacher : str, sympy.Expr or Activation
         :math:`\sigma` (needs :math:`\sigma'\in L^2`) and :math:`\sigma_\star`.
     alpha0 : number or "inf"
-        Step batch ratio :math:`n_0/d > 0`; ``"inf"`` gives perfect alignment (γ = 1, c = 1).
-        ``0`` means "no step" (RF limit r = 0, c = 1, γ = 0), as in the reference notebook.
+        Step batch ratio :math:`n_0/d > 0`; ``"inf"`` gives perfect alignment (γ = 1, c = 1).  The
+        random-features limit (no step: r = 0, c = 1, γ = 0) is ``eta=0``.
     eta : number
         :math:`\tilde\eta\ge0` with :math:`\eta=\tilde\eta p`.
     noise_var : number
@@ -123,8 +123,10 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
     a0 = to_exact(alpha0, "alpha0", allow_infinite=True)
-    if not (a0 >= 0) or (a0 != sp.oo and a0 > MAX_ALPHA0):
-        raise InvalidParameterError("alpha0", alpha0, f"a real number in [0, {MAX_ALPHA0:g}], or inf")
+    if not (a0 > 0) or (a0 != sp.oo and a0 > MAX_ALPHA0):
+        # n0 = alpha0 d > 0 samples make the step; the random-features limit (no step) is eta = 0
+        raise InvalidParameterError("alpha0", alpha0, f"a real number in (0, {MAX_ALPHA0:g}], or inf (for no step, "
+                                    "give eta = 0)")
     et = check_range(eta, "eta", 0, MAX_ETA, lo_open=False, hi_open=False)
     dv = check_range(noise_var, "noise_var", 0, None, lo_open=False)
     _check_odd(s, strict_odd, dps)
@@ -134,7 +136,7 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
         t_norm2 = t.second_moment(dps)
         mu2s = t_norm2 + to_mpf(dv, dps)
         e = to_mpf(et, dps)
-        if a0 == 0 or et == 0:
+        if et == 0:
             r, c, g = mpmath.mpf(0), mpmath.mpf(1), mpmath.mpf(0)
         elif a0 == sp.oo:
             r, c, g = e * mu1 * abs(mu1s), mpmath.mpf(1), mpmath.mpf(1) if mu1s >= 0 else mpmath.mpf(-1)

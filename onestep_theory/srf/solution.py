@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..core.results import Result, digits_of, vouch
+from ..core.results import Result, vouch
 from .saddle import ORDER
 
 __all__ = ["SRFSolution", "combine_errors"]
@@ -74,7 +74,10 @@ class SRFSolution(Result):
         d["extra"] = {k: (printed[k][0] if k in printed else v) for k, v in self.extra.items()}
         d["errors"] = {k: p[1] for k, p in printed.items()}
         d["abs_error"] = printed["test_error"][1]
-        d["digits"] = digits_of(self.test_error, float(d["abs_error"]))
+        # the digits vouched for, and at most as many as are printed (a correctly rounded printout of D digits
+        # has D digits, though its rounding alone may reach half a unit of the D-th)
+        mant = d["test_error"].lstrip("-").split("e")[0].replace(".", "").lstrip("0")
+        d["digits"] = min(int(self.digits), len(mant)) if mant else 0
         return d
 
 

@@ -245,7 +245,8 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
                                                dps=dps, init=inits[k])
             if float(V2.imag) < -1e-10:
                 raise ConvergenceError(f"Im V2 < 0 at x={xv}: wrong branch", 0, float(-V2.imag))
-            rho.append(V2.imag / (math.pi if dps is None else mpmath.pi))
+            with precision(dps or 15):
+                rho.append(V2.imag / (math.pi if dps is None else mpmath.pi))
             err.append(e2 / math.pi)
             inits[k] = (complex(V1), complex(V2))
         with precision(dps or 15):

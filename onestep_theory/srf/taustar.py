@@ -378,7 +378,6 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
     # a proved value, or one with no error at all (an exact limit, κ = ±∞), carries every digit asked for
     digits = {n: (dps or 17) if exact[n] is not None or errors[n] == 0 else digits_of(v, errors[n])
               for n, v in (("tau", tau), ("kappa", kap))}
-    errors["r_equivalent"] = errors["kappa"]
     if dps is not None and min(digits.values()) < dps:
         n = min(digits, key=digits.get)
         raise ConvergenceError(f"tau*: {dps} digits requested, only {digits[n]} reached for {n} "
