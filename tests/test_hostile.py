@@ -108,6 +108,10 @@ REGRESSION = [
     (["spectrum", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
       "--beta", "1", "--readout", "1:0.5,2:0.5", "--z", "1"], {2}),
     (["bounds", "--student", "tanh", "--teacher", "sin", "--r", "1", "--optimize-bias", "--dps", "30"], {2}),
+    # a full device: one line naming the file, exit 2 (not an internal error)
+    (["sweep", "m1", "--student", "tanh", "--over", "lam=0.1:1:2", "--phi", "1", "--psi", "2", "--csv", "/dev/full"],
+     {2}),
+    (["check", "m1", "--against", "m1", "--student", "tanh", "--n", "1", "--report", "/dev/full"], {2}),
 ]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 import warnings
 
@@ -97,6 +98,15 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:   # an output file that cannot be written (a full device, a vanished folder)
+        where = exc.filename or getattr(args, "csv", None) or getattr(args, "report", None) or \
+            getattr(args, "out", None) or "an output file"
+        print(f"onestep-theory {args.command}: error: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.Error as exc:  # the results store (e.g. a full disk); finished tasks stay stored
+        print(f"onestep-theory {args.command}: error: the store {getattr(args, 'store', None) or ''} cannot be "
+              f"written ({' '.join(str(exc).split())[:120]}); the tasks finished so far are kept", file=sys.stderr)
+        return EXIT_NUMERIC
     except Exception as exc:  # noqa: BLE001  (the CLI boundary: one line, never a traceback)
         if args.debug:
             raise
