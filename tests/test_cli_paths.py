@@ -861,3 +861,18 @@ def test_reproduce_modes_are_exclusive(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(R, "run", lambda *a, **k: pytest.fail("must not run"))
     rc, out, err = run(["reproduce", "--smoke", "--full", "--out", tmp_path], capsys)
     assert_one_line_error(rc, out, err, "reproduce", "--full", "not allowed with argument --smoke")
+
+
+def test_reproduce_json(monkeypatch, capsys, tmp_path):
+    """`reproduce --json` (every command accepts it): the report, the files written and the summary."""
+    import onestep_theory.cli.reproduce as R
+
+    def fake_run(out, mode, seed, quiet):
+        (out_dir / "report.md").write_text("# report")
+        return {"seconds": 1.5, "mode": mode, "experiments": []}
+
+    monkeypatch.setattr(R, "run", fake_run)
+    out_dir = tmp_path / "rep"
+    d = run_json(["reproduce", "--smoke", "--out", out_dir, "--quiet"], capsys)
+    assert d["report"] == str(out_dir / "report.md") and d["files"] == [str(out_dir / "report.md")]
+    assert d["mode"] == "smoke" and d["seconds"] == "1.5"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pathlib
 
+from ..core.results import serialize
 from ..reproduce.report import run
-from .common import command, int_in, output_dir
+from .common import add_json, command, emit, int_in, output_dir
 
 __all__ = ["COMMANDS"]
 
@@ -15,7 +16,10 @@ COMMANDS: dict = {}
 def _run_cli(args):
     mode = "full" if args.full else ("smoke" if args.smoke else "quick")
     summary = run(args.out, mode=mode, seed=args.seed, quiet=args.quiet)
-    print(f"wrote {pathlib.Path(args.out) / 'report.md'} ({summary['seconds']:.1f} s, mode {mode})")
+    report = pathlib.Path(args.out) / "report.md"
+    files = sorted(str(f) for f in pathlib.Path(args.out).iterdir() if f.is_file() and not f.name.startswith("."))
+    emit(args, {"report": str(report), "files": files, **serialize(summary)},
+         f"wrote {report} ({summary['seconds']:.1f} s, mode {mode})")
     return 0
 
 
@@ -28,4 +32,5 @@ def _setup(p):
     p.add_argument("--out", default="out", type=output_dir, help="output directory (default out/)")
     p.add_argument("--seed", type=int_in("--seed", 0, 2**63 - 1), default=0)
     p.add_argument("--quiet", action="store_true")
+    add_json(p)
     return _run_cli
