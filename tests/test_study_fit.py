@@ -59,3 +59,11 @@ def test_verdict_and_inflation():
 def test_refusals(args):
     with pytest.raises(InvalidParameterError):
         extrapolate(**args)
+
+
+def test_no_verdict_without_degrees_of_freedom():
+    """Three sizes and two exponents: the fit passes through every point; it gives no verdict and says what to add
+    (issue 23: the README's study printed 'chi2 0.00 on 0 dof' and still a verdict)."""
+    fit = extrapolate([250, 500, 1000], [0.01, 0.02, 0.015], [1e-3] * 3, exponents=(0.5, 1.0))
+    assert fit.dof == 0 and fit.theory_inside is None
+    assert fit.verdict.startswith("no verdict") and "--d" in fit.verdict and "--exponents" in fit.verdict

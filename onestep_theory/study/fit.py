@@ -38,7 +38,7 @@ class StudyFit(Result):
     inflated: bool
     exponents: tuple
     verdict: str
-    theory_inside: bool
+    theory_inside: bool | None      # None: no verdict (0 degrees of freedom)
     sizes: list
     provenance: dict
 
@@ -91,8 +91,13 @@ def extrapolate(d, gaps, se, exponents=(0.5, 1.0)) -> StudyFit:
     verdict = (f"theory inside the 95% interval of the extrapolation (g_inf = {g_inf:.3g} +- {se_inf:.2g})" if inside
                else f"theory outside the 95% interval: g_inf = {g_inf:.3g} +- {se_inf:.2g} "
                     f"({abs(g_inf) / se_inf:.1f} standard errors)")
+    if dof == 0:
+        # as many sizes as parameters: the fit passes through every point and cannot test itself
+        inside = None
+        verdict = (f"no verdict: {len(d)} sizes fit {len(ex) + 1} parameters exactly (0 degrees of freedom); add a "
+                   f"size (--d) or fit fewer terms (e.g. --exponents {ex[-1]:g})")
     return StudyFit(g_inf=g_inf, se=se_inf, coefficients={f"d^-{e:g}": float(c) for e, c in zip(ex, coef[1:])},
                     chi2=c2, dof=dof, p_value=float(chi2.sf(c2, dof)) if dof > 0 else math.nan, inflated=bool(inflate),
-                    exponents=ex, verdict=verdict, theory_inside=bool(inside), sizes=d.astype(int).tolist(),
+                    exponents=ex, verdict=verdict, theory_inside=None if inside is None else bool(inside), sizes=d.astype(int).tolist(),
                     provenance=provenance(method="weighted least squares, Birge-inflated when chi2/dof > 1",
                                           references=["docs/theory/numerics.md §8"]))
