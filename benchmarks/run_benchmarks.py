@@ -263,16 +263,44 @@ def bench_root_finding():
     solvers.fp_map = fp_map
 
 
+def bench_user_path():
+    """[7] The path a user types (issue 21): (alpha0, eta~) through the mapping, every number printed with its
+    error (to_dict), at float64 (warm), 15, 30 and 50 digits (cold numeric caches), and the resolvent at 200."""
+    from onestep_theory.spikes.resolvent import resolvent
+    from onestep_theory.srf import srf_solve
+
+    kw = dict(alpha0=20, eta=3, alpha=1, beta=1, lam="1/10")
+    srf_solve("tanh", "sin", **kw).to_dict()
+    t, _ = timeit(lambda: srf_solve("tanh", "sin", **kw).to_dict(), 10)
+    print(f"[7] srf from (alpha0, eta), float64, printed with errors (warm): {t * 1e3:.1f} ms")
+    for dps in (15, 30, 50):
+        _cold()
+        t0 = time.perf_counter()
+        srf_solve("tanh", "sin", dps=dps, **kw).to_dict()
+        t1 = time.perf_counter()
+        srf_solve("tanh", "sin", dps=dps, **kw).to_dict()
+        print(f"[7] srf from (alpha0, eta), {dps} digits: cold {t1 - t0:.2f} s, warm {time.perf_counter() - t1:.2f} s")
+    _cold()
+    t0 = time.perf_counter()
+    resolvent("tanh", 1, 2, "1/2", dps=200).to_dict()
+    print(f"[7] resolvent at 200 digits, printed with errors (cold): {time.perf_counter() - t0:.2f} s")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
+    ap.add_argument("--user-path", action="store_true", help="only section [7], the user's path (issue 21)")
     a = ap.parse_args()
+    if a.user_path:
+        bench_user_path()
+        return
     bench_resolvent(200 if a.quick else 1000)
     bench_srf(50, 1 if a.quick else 2)
     bench_ridge(800 if a.quick else 2000)
     bench_digits()
     bench_certified()
     bench_root_finding()
+    bench_user_path()
 
 
 if __name__ == "__main__":

@@ -33,7 +33,11 @@ How:  * mapping at 60 digits: the tanh-student constants by mpmath.quad (tanh-si
       * U3 (alpha0 = inf, eta = 50: r = 18.4, c = 1, sqrt(c)/r = 0.054) turns on at a smaller kappa
         scale than srf_reference.py's P5; it gets kappa breakpoints 0.03, 0.1, 0.3, 1, 3 (check run:
         0.02, 0.05, 0.2, 0.5, 2, 5), the other points the default of srf_reference.py.
-How long: measured HOWLONG
+How long: measured 3744 s (62 min) wall with two worker processes on the 2-core machine, which was
+      shared with a test run at the time (load average 3-5, so each worker got about half a core),
+      3486 s of CPU in total: U3 871 s, U5 865 s, U4 489 s, U0 405 s, U6 315 s, U2 274 s, U1 267 s
+      (CPU; the mapping takes 2-5 s of that); see "seconds" per point in the JSON.  On an idle
+      machine expect roughly 30 min wall.
       Run:  python tests/data/precompute/srf_user_reference.py   (from the repository root;
       "python ... U3" computes and prints single points and writes nothing).
 """

@@ -1,0 +1,68 @@
+"""Every shell command that README.md, docs/theory/checking.md and docs/theory/conventions.md show runs as shown,
+in the order written (issue 23): exit status 0, and valid JSON wherever ``--json`` is given.
+
+The commands run in one temporary folder (so files they write, such as ``curve.csv`` or the study store, are seen by
+the commands after them, as a reader's shell would).  The install step of the quick start and the test command are
+the CI's own (``.ci/run``); every other line runs.  Slow stage: the whole README takes minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", ROOT / "docs" / "theory" / "checking.md", ROOT / "docs" / "theory" / "conventions.md"]
+
+
+def shell_commands(path: pathlib.Path) -> list:
+    """The command lines of the ```bash blocks of ``path``, comments removed (``#`` outside quotes)."""
+    out, inside = [], False
+    for line in path.read_text().splitlines():
+        if line.startswith("```"):
+            inside = line.strip() == "```bash" if not inside else False
+            continue
+        if not inside:
+            continue
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=False)
+        lexer.whitespace_split, lexer.commenters = True, "#"
+        words = list(lexer)
+        if words:
+            out.append(words)
+    return out
+
+
+def runnable(words: list) -> list | None:
+    """The part of a README line that this test runs: `pip install X && CMD` runs CMD; the test command itself
+    (`python -m pytest`) is the CI's; everything else as it stands."""
+    if "&&" in words:
+        words = words[words.index("&&") + 1:]
+    if words[:1] == ["pip"] or words[:3] == ["python", "-m", "pytest"]:
+        return None
+    return words
+
+
+COMMANDS = [(p.name, w) for p in DOCS for w in (runnable(ws) for ws in shell_commands(p)) if w is not None]
+
+
+def test_the_readme_has_commands_and_no_placeholders():
+    assert len(COMMANDS) >= 35
+    for _, words in COMMANDS:
+        assert words[0] in ("onestep-theory", "python"), words
+        assert "..." not in words and not any(w.startswith("[--") for w in words), words
+
+
+@pytest.mark.slow
+def test_every_readme_command_runs_as_shown(tmp_path):
+    for source, words in COMMANDS:
+        argv = [sys.executable, "-m", "onestep_theory", *words[1:]] if words[0] == "onestep-theory" else \
+            [sys.executable, *words[1:]]
+        p = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, (source, " ".join(words), p.stderr[-2000:])
+        if "--json" in words:
+            json.loads(p.stdout)
