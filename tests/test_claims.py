@@ -93,7 +93,10 @@ STUDENT_C1_HALF = "He1 + He2/(2*sqrt(2))"
 
 def _decimal(text: str) -> str:
     """'1/2' -> '0.5' (the same number typed as a decimal), for terminating fractions."""
-    f = F(text)
+    try:
+        f = F(text)
+    except ValueError:                     # 'inf'
+        return text
     return str(float(f)) if float(f) == f else text
 
 
@@ -276,7 +279,7 @@ def test_srf_user_path_every_reference_point(capsys, uref, dps):
         checked += check_srf_printout(d, p, (name, dps))
         if dps is not None:
             assert d["digits"] >= dps, (name, d["digits"])
-    assert checked == len(uref) * 24
+    assert checked == len(uref) * 18
     if dps == 30:
         d = run(capsys, "srf", *_typed(uref["U0"], False), "--dps", "30", "--json")
         assert len(d["gamma"].replace("0.", "", 1)) >= 30 and len(d["test_error"].replace("0.0", "", 1)) >= 30

@@ -366,7 +366,7 @@ def test_cli_acceptance_giant_step_and_resolvent():
                          reps=3)
     assert set(d["stats"]) == set(lib.stats)
     for k, st in lib.stats.items():
-        np.testing.assert_allclose(d["stats"][k]["values"], st.values, rtol=1e-12, err_msg=k)
+        np.testing.assert_allclose([float(v) for v in d["stats"][k]["values"]], st.values, rtol=1e-12, err_msg=k)
     th = srf_params("tanh", "sin", 2, 2)
     for k in ("r", "c", "gamma"):
         assert float(d["theory"][k]) == pytest.approx(float(getattr(th, k)), rel=1e-12)
@@ -377,4 +377,4 @@ def test_cli_acceptance_giant_step_and_resolvent():
     lib = sim_resolvent("tanh", n=800, phi=1, psi=2, lam=[0.5, 2.0], reps=3, seed=11)
     assert set(d["stats"]) == set(lib.stats)
     for k, st in lib.stats.items():
-        np.testing.assert_allclose(d["stats"][k]["values"], st.values, rtol=1e-12, err_msg=k)
+        np.testing.assert_allclose([float(v) for v in d["stats"][k]["values"]], st.values, rtol=1e-12, err_msg=k)

@@ -44,8 +44,10 @@ def test_mapping_constants_and_limits():
         assert abs(p.mu2_star - (1 - mpmath.exp(-2)) / 2) < 1e-25
     inf = srf_params("tanh", "sin", "inf", 3)
     assert inf.gamma == 1 and inf.c == 1 and abs(inf.r - 3 * inf.mu1 * inf.mu1_star) < 1e-14
-    rf = srf_params("tanh", "sin", 0, 3)
+    rf = srf_params("tanh", "sin", 20, 0)                 # no step (eta = 0): the random-features limit
     assert rf.r == 0 and rf.c == 1
+    with pytest.raises(InvalidParameterError, match="alpha0"):
+        srf_params("tanh", "sin", 0, 3)                    # n0 = 0 samples make no step: refused (issue 23)
     with pytest.raises(HypothesisError, match="odd"):
         srf_params("relu", "sin", 2, 1)                         # default: a clear error
     with pytest.warns(NonOddWarning):

@@ -203,16 +203,11 @@ def exact_grid(name):
         bad = (f"{name} must be a number, a list 'a,b,c' or a range 'start:stop:num' of finite reals (num in "
                f"[1, {MAX_GRID}]), got {text!r}")
         try:
-            if ":" in text:
-                a, b, k = text.split(":")
-                n = int(k)
-                if not 1 <= n <= MAX_GRID:
-                    raise ValueError
-                lo, hi = to_exact(a.strip(), name), to_exact(b.strip(), name)
+            rng, items = _split_list(text)
+            if rng is not None:
+                a, b, n = rng
+                lo, hi = to_exact(a, name), to_exact(b, name)
                 return [exact_text(sp.nsimplify(lo + (hi - lo) * sp.Rational(i, max(n - 1, 1)))) for i in range(n)]
-            items = [v.strip() for v in text.split(",") if v.strip()]
-            if not items or len(items) > MAX_GRID:
-                raise ValueError
             for v in items:
                 to_exact(v, name)
             return items
@@ -257,20 +252,29 @@ def float_arg(name):
 MAX_GRID = 10000
 
 
+def _split_list(text) -> tuple:
+    """``((start, stop, num), None)`` for ``"start:stop:num"``, or ``(None, [items])`` for ``"a,b,c"``; ValueError
+    for anything else (num outside [1, MAX_GRID], no item, more than MAX_GRID items)."""
+    if ":" in text:
+        a, b, k = text.split(":")
+        n = int(k)
+        if not 1 <= n <= MAX_GRID:
+            raise ValueError(text)
+        return (a.strip(), b.strip(), n), None
+    items = [v.strip() for v in text.split(",") if v.strip()]
+    if not items or len(items) > MAX_GRID:
+        raise ValueError(text)
+    return None, items
+
+
 def float_list(text):
     """Parse ``"0.1"``, ``"0.1,0.5,1"`` or ``"start:stop:num"`` (inclusive, linear) into finite floats."""
     bad = f"expected a number, a list 'a,b,c' or a range 'start:stop:num' (num in [1, {MAX_GRID}]), got {text!r}"
     try:
-        if ":" in text:
-            a, b, k = text.split(":")
-            n = int(k)
-            if not 1 <= n <= MAX_GRID:
-                raise ValueError
-            vals = [float(v) for v in np.linspace(_real(a), _real(b), n)]
+        rng, items = _split_list(text)
+        if rng is not None:
+            vals = [float(v) for v in np.linspace(_real(rng[0]), _real(rng[1]), rng[2])]
         else:
-            items = [v for v in text.split(",") if v.strip()]
-            if len(items) > MAX_GRID:
-                raise ValueError
             vals = [_real(v) for v in items]
     except ValueError:
         raise argparse.ArgumentTypeError(bad) from None
