@@ -65,7 +65,8 @@ def gauss_quad(f, points=(-mpmath.inf, 0, mpmath.inf)):
 # =====================================================================================================
 # core/exact.py
 # =====================================================================================================
-@pytest.mark.parametrize("bad", [True, False, [1], None, object(), 1 + 2j], ids=repr)
+@pytest.mark.parametrize("bad", [True, False, [1], None, object(), 1 + 2j],
+                         ids=["True", "False", "list", "None", "object", "complex"])
 def test_to_exact_refuses_non_numbers(bad):
     with raises_naming(InvalidParameterError, "width") as info:
         to_exact(bad, "width")
