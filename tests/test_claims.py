@@ -362,3 +362,13 @@ def _c(point):
     from onestep_theory.srf import srf_params
 
     return srf_params("tanh", "sin", point["alpha0"], point["eta"], point["noise"], dps=45).c
+
+
+def test_no_step_through_the_mapping_equals_the_explicit_random_features_point():
+    """eta = 0 through Result 3.1 (r = 0, gamma = 0: the mapping's errors must not be divided by r) is the explicit
+    r = 0, c = 1, gamma = 0 point, within the printed errors."""
+    from onestep_theory.srf import srf_solve
+
+    a = srf_solve("tanh", "sin", alpha0=20, eta=0, alpha=1, beta=1, lam="1/10").to_dict()
+    b = srf_solve("tanh", "sin", r=0, c=1, gamma=0, alpha=1, beta=1, lam="1/10").to_dict()
+    assert a["digits"] >= 10 and _same(a["test_error"], a["abs_error"], b["test_error"], b["abs_error"])

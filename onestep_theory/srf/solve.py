@@ -281,7 +281,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     if mapping is not None:
         # (r, c, gamma) from Result 3.1 carry their own (tiny) errors: they are reported, and their relative
         # size, amplified by the condition of the fixed point, is added to every quantity's error
-        rel = max(mapping.errors[k] / max(abs(float(getattr(mapping, k))), 1e-300) for k in ("r", "c", "gamma"))
+        rel = max(mapping.errors[k] / max(abs(float(getattr(mapping, k))), 1.0) for k in ("r", "c", "gamma"))
         errors = {k: e + 10.0 * cond * rel * max(1.0, abs(float(vals[k]))) for k, e in errors.items()}
         errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
     digits = digits_of(vals["test_error"], errors["test_error"])
