@@ -269,11 +269,10 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
         ex = abs(c1_) + abs(x) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
         ey = abs(c2_) + abs(y) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
         d1b, d2b, _ = derivs(x + ex, y + ey)
-        # the derivatives solve J u = dG: rounding in J and dG is amplified by the condition of J, and the
-        # coefficients of G carry cancellations of their own terms (measured: the 2x2 solve at lambda = 1e-3
-        # loses the digits of ||J||^2/|det J| relative to |u|)
+        # the derivatives solve J u = dG: rounding in J and dG (10 units, the convention above) is amplified
+        # by the condition number of J, ||J|| ||J^-1|| <= ||J||^2 / |det J| for a 2x2 matrix (entrywise norms)
         jn = abs(j11) + abs(j12) + abs(j21) + abs(j22)
-        amp = 100 * mpmath.eps * (1 + jn * jn / abs(det))
+        amp = 10 * mpmath.eps * (1 + jn * jn / abs(det))
         errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + amp * abs(dm1)),
                   "dm2_dlam": float(abs(d2b - dm2) + amp * abs(dm2))}
     # (no unary plus out here: it would round to the global precision)
