@@ -48,6 +48,9 @@ def _solver_args(p):
     p.add_argument("--inner-nodes", type=int_in("--inner-nodes", 5, 2001),
                    help="fixed Gauss-Hermite inner rule for smooth functions (notebook compatibility)")
     p.add_argument("--tol", type=exact_arg, help="relative error wanted in float64, in [1e-13, 0.1] (default 1e-10)")
+    p.add_argument("--row-norms", action="store_true",
+                   help="correct for the row-norm heterogeneity of the giant step (with --alpha0 --eta; "
+                        "docs/theory/srf-theory.md §4.11, docs/studies/mechanism.md)")
 
 
 def _model_args(p):
@@ -75,6 +78,8 @@ def _solver_kw(args):
               kappa_nodes=args.kappa_nodes, inner_nodes=args.inner_nodes, tol=args.tol)
     if getattr(args, "loss", None) is not None:
         kw["loss"] = args.loss
+    if getattr(args, "row_norms", False):
+        kw["row_norms"] = True
     return kw
 
 
@@ -100,6 +105,10 @@ def _run_srf(args):
     from ..srf import srf_solve
 
     if is_grouped(args):
+        if args.row_norms:
+            from ..core.errors import InvalidParameterError
+
+            raise InvalidParameterError("--row-norms", True, "the uniform readout (no --readout groups)")
         return run_srf_groups(args)
     skw = _solver_kw(args)
     kw = _kw(args)
@@ -127,8 +136,33 @@ def _run_srf(args):
         lines.append(f"  {k:<10} = {v:<{(args.dps or 12) + 8}} +/- {d['errors'][k]}")
     lines.append(f"({sol.iterations} fixed-point iterations, {sol.newton_steps} Newton steps; error from the change "
                  f"under refined discretisation, level {sol.options['level']}, {sol.options['kappa_nodes']} kappa nodes)")
+    if "alpha0" in kw:
+        net = _network_note(args)
+        if net is not None:
+            out["network"], line = net
+            lines.append(line)
     emit(args, out, "\n".join(lines))
     return 0
+
+
+def _network_note(args):
+    """For the network use case ((alpha0, eta) given): how far the theory is known to be from the one-step network
+    (the measured map of docs/studies/mechanism.md; srf.network_map)."""
+    from ..srf.network_map import network_gap
+
+    g = network_gap(args.student, args.teacher, alpha0=args.alpha0, eta=args.eta, alpha=args.alpha, beta=args.beta,
+                    lam=args.lam)
+    if g is None:
+        return None
+    where = "at this setting" if g["exact"] else f"at the nearest mapped setting ({g['setting']}, else case A)"
+    which = "with" if args.row_norms else "without"
+    key = "corrected" if args.row_norms else "uncorrected"
+    gap, se = g[key]["gap_percent"], g[key]["se_percent"]
+    lo, hi = g[key]["range_percent"]
+    line = (f"against the one-step network: {where} the network's test error was {gap:+.1f} +/- {se:.1f} % from "
+            f"this theory {which} the row-norm correction (d = {g['d']}, {g['seeds']} seeds; over the map {lo:+.1f} "
+            f"to {hi:+.1f} %; {g['reference']}).")
+    return g, line
 
 
 def _run_curve(args):

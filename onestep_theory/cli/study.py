@@ -16,7 +16,8 @@ COMMANDS: dict = {}
 #: Command-line flag -> protocol parameter name.
 _PARAMS = {"student": "student", "teacher": "teacher", "alpha": "alpha", "beta": "beta", "lam": "lam",
            "alpha0": "alpha0", "eta": "eta", "r": "r", "c": "c", "gamma": "gamma", "phi": "phi", "psi": "psi",
-           "ell": "ell", "noise_var": "noise_var", "n_test": "n_test"}
+           "ell": "ell", "noise_var": "noise_var", "n_test": "n_test", "variants": "variants",
+           "features": "features", "norm_slope": "norm_slope", "norm_noise": "norm_noise"}
 
 
 def _params(args, pr):
@@ -29,6 +30,19 @@ def _params(args, pr):
                                     f"a flag of another protocol ({pr.name} takes only "
                                     f"{', '.join('--' + n.replace('_', '-') for n in pr.required + pr.optional)})")
     return pr.check(given)
+
+
+def _variants_arg(text):
+    """``--variants``: a comma-separated list of ablation variants, checked and put in canonical order."""
+    import argparse
+
+    from ..core.errors import InvalidParameterError
+    from ..simulate.ablation import variant_names
+
+    try:
+        return ",".join(v for v in variant_names(text) if v != "network")
+    except InvalidParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run(args):
@@ -100,16 +114,26 @@ def _setup(p):
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", help="teacher (giant-step, srf, spike-model)")
     for name, hlp in (("--alpha", "n/d (giant-step, srf)"), ("--beta", "p/d (giant-step, srf)"),
-                      ("--lam", "ridge lambda > 0"), ("--alpha0", "n0/d (giant-step)"),
-                      ("--eta", "eta tilde (giant-step)"), ("--r", "sRF spike (srf)"), ("--c", "sRF bulk variance (srf)"),
+                      ("--lam", "ridge lambda > 0"), ("--alpha0", "n0/d (giant-step, ablation)"),
+                      ("--eta", "eta tilde (giant-step, ablation)"), ("--r", "sRF spike (srf)"), ("--c", "sRF bulk variance (srf)"),
                       ("--gamma", "sRF overlap (srf)"), ("--phi", "d/n (spike-model, traces)"),
                       ("--psi", "d/N (spike-model, traces)"), ("--noise-var", "label noise variance")):
         p.add_argument(name, type=float_arg(name), help=hlp)
     p.add_argument("--ell", type=int_in("--ell", 0, 8), help="number of spikes (spike-model)")
     p.add_argument("--n-test", type=int_in("--n-test", 100, 10**7), help="test points per task")
+    p.add_argument("--features", choices=["network", "cgep"],
+                   help="srf: the sRF network (default) or its conditional Gaussian equivalent (Result 3.2)")
+    p.add_argument("--norm-slope", type=float_arg("--norm-slope"),
+                   help="srf: row-norm heterogeneity, slope k of the squared row norms against w0_i.theta "
+                        "(docs/theory/srf-theory.md §2, Row norms)")
+    p.add_argument("--norm-noise", type=float_arg("--norm-noise"),
+                   help="srf: row-norm heterogeneity, the spread s of the rest (times sqrt d)")
+    p.add_argument("--variants", type=_variants_arg,
+                   help="ablation: the variants to build, comma-separated (default all; docs/studies/mechanism.md)")
     p.add_argument("--key", help="simulated quantity (default: test_error; delta or lambda_test; m1, m2, ...)")
     p.add_argument("--compare", default="theory", help="theory (default), or a paired reference: f1, measured "
-                                                        "(giant-step; every one is reported)")
+                                                        "(giant-step); a variant such as srf or no_self (ablation; "
+                                                        "docs/studies/mechanism.md); every one is reported")
     p.add_argument("--d", type=float_list, required=True, help="sizes, e.g. 250,500,1000")
     p.add_argument("--reps", type=float_list, default=[4], help="seeds per size: one count, or one per size "
                                                                "(e.g. 24,16,8; default 4)")

@@ -10,13 +10,15 @@ function                    what it simulates                                   
 :func:`sim_giant_step`      one giant step, ridge on fresh data, measured r, c, γ         docs/theory/srf-theory.md §10.2
 :func:`sim_srf`             direct spiked-random-features ridge, order parameters         docs/theory/srf-theory.md §10.1
 :func:`sim_spectrum`        eigenvalues of ΦᵀΦ/p, top (mean) spike, Stieltjes transform   docs/theory/srf-theory.md §10.3
+:func:`sim_ablation`        the network and paired variants of its trained first layer    docs/studies/mechanism.md
 ==========================  ===========================================================  ==========================
 """
 
 from .base import Ridge, SimulationResult, Stat, available_memory, check_memory, sizes_spike, sizes_srf, spawn
 from .spikes import sim_resolvent, sim_spike_model, sim_spikes
 from .srf import empirical_spectrum, sample_bulks, sim_giant_step, sim_spectrum, sim_srf
+from .ablation import sim_ablation
 
 __all__ = ["Ridge", "SimulationResult", "Stat", "available_memory", "check_memory", "sizes_spike", "sizes_srf", "spawn",
            "sim_resolvent", "sim_spike_model", "sim_spikes", "empirical_spectrum", "sim_giant_step", "sim_spectrum",
-           "sim_srf", "sample_bulks"]
+           "sim_srf", "sample_bulks", "sim_ablation"]

@@ -30,7 +30,7 @@ from .base import (Fn, Ridge, fit_convex, SimulationResult, check_memory, check_
                    report_progress, sizes_srf, spawn, sphere_rows, test_mse, unit_vector)
 
 __all__ = ["sim_giant_step", "sim_srf", "sim_spectrum", "empirical_spectrum", "srf_weights", "ridge_sum",
-           "sample_bulks"]
+           "sample_bulks", "norm_shifts"]
 
 
 def _readout(spec):
@@ -243,9 +243,17 @@ def _group_params_dict(rd, p, r, c) -> dict:
     return out
 
 
+def norm_shifts(Wt, v, c, slope, noise, rng) -> np.ndarray:
+    r"""The row-norm shifts :math:`\delta c=k\,W_0v+s\,\zeta/\sqrt d` of an sRF bulk :math:`\tilde W=\sqrt cW_0` with
+    spike direction v (docs/theory/srf-theory.md §2, "Row norms"): ``slope`` k, ``noise`` s, ζ standard Gaussian
+    from ``rng``."""
+    p, d = Wt.shape
+    return float(slope) * (Wt @ v) / math.sqrt(c) + float(noise) * rng.standard_normal(p) / math.sqrt(d)
+
+
 def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var=0.0, n_test=20000,
             features="network", mu_fns=None, seed=0, reps=1, batch=4000, progress=None, force=False,
-            readout=None, loss=None) -> SimulationResult:
+            readout=None, loss=None, norm_slope=0.0, norm_noise=0.0) -> SimulationResult:
     r"""Direct spiked-random-features ridge simulation (docs/theory/srf-theory.md §10.1); with ``loss`` the readout of
     docs/theory/srf-theory.md §4.9 (as in :func:`sim_giant_step`, with ``class_error``).
 
@@ -264,6 +272,14 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     group's value): :math:`m_j=\mathbf 1^\top P_j\hat a/\sqrt p`, :math:`\vartheta_j=\hat a^\top P_j\tilde Wv/\sqrt
     p`, :math:`\psi_j=\hat a^\top P_j\tilde W\theta_\perp/\sqrt p`, :math:`q_{2,j}=\|P_j\hat a\|^2/p`; the
     aggregate keys are their sums (``q1`` with the grouped bulk).  Only ``features="network"`` has groups.
+
+    ``norm_slope`` k and ``norm_noise`` s give the bulk the row-norm heterogeneity of the giant step
+    (docs/theory/srf-theory.md §2, "Row norms"; uniform readout): row i of :math:`\tilde W` gets squared norm
+    :math:`c+\delta c_i`, :math:`\delta c=k\,W_0v+s\,\zeta/\sqrt d` (:math:`\zeta` standard Gaussian, from a
+    fourth stream of the repetition's seed, so the other draws do not change).  With ``features="cgep"`` the rows
+    keep norm c and the features get the corrected conditional mean
+    :math:`\mu_0(\kappa)\mathbf 1+\partial_c\mu_0(\kappa)\,\delta c` instead, ``mu_fns`` then giving
+    :math:`\partial_c\mu_0` as a fourth callable.
     """
     rd = _readout(readout)
     ls = _loss(loss, lam)
@@ -288,18 +304,34 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
         raise InvalidParameterError("readout", rd.label, "the uniform readout for features='cgep'")
     rows_ = _row_params(p, r, c, rd)
     noise_var = nonnegative(noise_var, "noise_var")
+    ks, kn = float(norm_slope), float(norm_noise)
+    het = ks != 0 or kn != 0
+    if not (math.isfinite(ks) and math.isfinite(kn) and kn >= 0):
+        raise InvalidParameterError("norm_slope, norm_noise", (norm_slope, norm_noise), "finite, norm_noise >= 0")
+    if het and rd.kind != "uniform":
+        raise InvalidParameterError("readout", rd.label, "the uniform readout with norm_slope or norm_noise")
+    if het and features == "cgep" and len(mu_fns) != 4:
+        raise InvalidParameterError("mu_fns", mu_fns, "(mu0, mu1, mustar, dmu0_dc) with norm_slope or norm_noise")
     s, t = Fn(student, "student"), Fn(teacher, "teacher")
     t0, rows = time.perf_counter(), []
-    for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
+    for k, (rw, rtr, rte, rh) in enumerate(spawn(seed, reps, streams=4)):
         Wt, v, tp, theta = srf_weights(rw, d, p, r, c, gamma, rd)
+        dc = None
+        if het:
+            dc = norm_shifts(Wt, v, c, ks, kn, rh)
+            if features == "network":
+                Wt = Wt * np.sqrt(np.clip(1.0 + dc / c, 0.0, None))[:, None]
         W = Wt + r * v[None, :] if rows_ is None else Wt + rows_[1][:, None] * v[None, :]
 
-        def feat(X, rng=None, W=W, Wt=Wt, v=v):
+        def feat(X, rng=None, W=W, Wt=Wt, v=v, dc=dc):
             if features == "network":
                 return s.f(X @ W.T)
             kap = X @ v
-            m0, m1, ms = (f(kap) for f in mu_fns)
-            return m0[:, None] + m1[:, None] * (X @ Wt.T) + ms[:, None] * rng.standard_normal((X.shape[0], p))
+            m0, m1, ms = (f(kap) for f in mu_fns[:3])
+            out = m0[:, None] + m1[:, None] * (X @ Wt.T) + ms[:, None] * rng.standard_normal((X.shape[0], p))
+            if dc is not None:
+                out += mu_fns[3](kap)[:, None] * dc[None, :]
+            return out
 
         X = rtr.standard_normal((n, d))
         y = t.f(X @ theta) + math.sqrt(noise_var) * rtr.standard_normal(n)
@@ -329,7 +361,8 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     return SimulationResult(
         protocol=f"srf-{features}",
         params=dict(student=s.act.name, teacher=t.act.name, d=d, n=n, p=p, alpha=n / d, beta=p / d, r=r, c=c,
-                    gamma=gamma, lam=lam, noise_var=noise_var, n_test=n_test, **_group_params_dict(rd, p, r, c)),
+                    gamma=gamma, lam=lam, noise_var=noise_var, n_test=n_test, **_group_params_dict(rd, p, r, c),
+                    **({"norm_slope": ks, "norm_noise": kn} if het else {})),
         stats=collect(rows), seed=seed if not isinstance(seed, np.random.Generator) else "generator",
         reps=reps, seconds=time.perf_counter() - t0, extra={},
         provenance=provenance(method="Cholesky ridge (4)", references=["docs/theory/srf-theory.md §10.1", "docs/theory/srf-theory.md §4.1"]))

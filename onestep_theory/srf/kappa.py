@@ -15,18 +15,21 @@ import math
 import flint
 import mpmath
 import numpy as np
+import sympy as sp
 
 from ..core.caches import cached
+from ..core.errors import InvalidParameterError
 from ..core.exact import to_exact, to_float
 from ..core.precision import arb_to_mpf, mpf_to_arb, workdps
 from ..hermite.activation import Activation
 from ..hermite.evaluate import as_arb
 from ..hermite.expressions import breakpoints, is_even, is_odd
+from ..hermite.expressions import x as x_sym
 from ..hermite.quadrature import gauss_hermite, normal_rule
 from .cge import cge_arb
 from .smoothing import default_backend, smooth, smooth_arb
 
-__all__ = ["SRFSetup", "srf_setup", "kappa_features", "GroupSetup", "group_setup"]
+__all__ = ["SRFSetup", "srf_setup", "kappa_features", "GroupSetup", "group_setup", "second_derivative"]
 
 
 @dataclasses.dataclass
@@ -49,6 +52,17 @@ class SRFSetup:
     nodes: tuple
     level: int = 0
     digits: float = 16
+    #: :math:`\partial_c\mu_0(\kappa)=\tfrac12\mathbb E_z\sigma''(r\kappa+\sqrt cz)` on the nodes (``curvature=True``;
+    #: the corrected conditional mean of docs/theory/srf-theory.md §3), else None
+    dmu0: object = None
+
+
+def second_derivative(s: Activation) -> Activation:
+    """σ'' as an activation, for a twice-differentiable student (a clear error if σ has kinks)."""
+    if breakpoints(s.expr):
+        raise InvalidParameterError("row_norms", s.name, "a twice-differentiable student (no kinks): the "
+                                    "row-norm correction needs sigma''")
+    return Activation.from_any(sp.diff(s.expr, x_sym, 2), "student")
 
 
 def kappa_features(s: Activation, t: Activation | None, r: float, c: float, gamma: float):
@@ -100,7 +114,7 @@ def _mirrored(compute, nodes, mirror: bool, parity: int):
 
 
 def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int = 0, dps: int | None = None,
-              kappa_nodes: int | None = None, inner_nodes: int | None = None) -> SRFSetup:
+              kappa_nodes: int | None = None, inner_nodes: int | None = None, curvature: bool = False) -> SRFSetup:
     r"""Precompute :math:`\mu_0,\mu_1,\mu_\star^2,h,h_1,h_2` on the κ nodes (docs/theory/numerics.md §4).
 
     The κ-rule is :func:`~onestep_theory.quadrature.normal_rule` with the features of
@@ -108,7 +122,9 @@ def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int =
     the closed forms (piecewise polynomials) or split, scaled Gauss–Legendre panels in z.  With
     ``dps`` everything is computed in Arb at ``dps`` working digits and returned as ``mpf`` arrays.
     ``kappa_nodes``/``inner_nodes`` select the fixed Gauss–Hermite rules of the reference notebook
-    (docs/theory/srf-theory.md §4.10) instead.  Cached by all arguments.
+    (docs/theory/srf-theory.md §4.10) instead.  ``curvature=True`` adds ``dmu0``
+    (:math:`\partial_c\mu_0=\tfrac12\mathbb E\sigma''`, the same rules; twice-differentiable students only).
+    Cached by all arguments.
     """
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
@@ -119,11 +135,13 @@ def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int =
         # a float is exact in binary, everything else becomes an exact SymPy number
         r, c, gamma = (v if isinstance(v, mpmath.mpf) else mpmath.mpf(v) if isinstance(v, float) else to_exact(v)
                        for v in (r, c, gamma))
-    return _setup_cached(s, t, r, c, gamma, float(digits), int(level), dps, kappa_nodes, inner_nodes)
+    if curvature:
+        second_derivative(s)
+    return _setup_cached(s, t, r, c, gamma, float(digits), int(level), dps, kappa_nodes, inner_nodes, bool(curvature))
 
 
 @cached(maxsize=48)
-def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_nodes):
+def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_nodes, curvature=False):
     rf, cf, gf = float(r), float(c), float(gamma)
     hard, soft, hmax = kappa_features(s, t, rf, cf, gf)
     ps, pt = _parity(s), _parity(t)
@@ -150,8 +168,13 @@ def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_node
 
         mu0, mu1, mus2 = _mirrored(stud, k, mirror, ps)
         h, e1, h2 = _mirrored(teach, k, mirror, pt)
+        dmu0 = None
+        if curvature:
+            d2 = second_derivative(s)
+            dmu0 = _mirrored(lambda kk: (0.5 * smooth(d2, rf * kk, sc, digits=digits, level=level)[0],), k, mirror,
+                             _parity(d2))[0]
         nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
-        return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rf, cf, gf, False, None, nodes, level, digits)
+        return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rf, cf, gf, False, None, nodes, level, digits, dmu0)
     with workdps(dps):
         if kappa_nodes:
             kz, wz = gauss_hermite(kappa_nodes, dps)
@@ -178,10 +201,21 @@ def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_node
         conv = (lambda arr: np.array([arb_to_mpf(v) for v in np.ravel(arr)], dtype=object))
         mu0, mu1, mus2 = (conv(v) for v in st)
         h, e1, h2 = (conv(v) for v in te)
+        dmu0 = None
+        if curvature:
+            d2 = second_derivative(s)
+            half = flint.arb(1) / 2
+
+            def curv(kk):
+                e0 = smooth_arb(d2, np.array([ra * v for v in kk], dtype=object), ca.sqrt(),
+                                backend=default_backend(d2), digits=digits, level=level)[0]
+                return ([half * v for v in np.atleast_1d(e0).ravel()],)
+
+            dmu0 = conv(_mirrored(curv, karr, mirror, _parity(d2))[0])
         k, w = conv(karr), conv(np.array(w_arb, dtype=object))
         rm, cm, gm = (arb_to_mpf(v) for v in (ra, ca, ga))
     nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
-    return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rm, cm, gm, True, dps, nodes, level, digits)
+    return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rm, cm, gm, True, dps, nodes, level, digits, dmu0)
 
 
 @dataclasses.dataclass

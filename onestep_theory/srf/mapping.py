@@ -32,7 +32,7 @@ from ..core.exact import check_range, check_real, to_exact, to_mpf
 from ..hermite.activation import Activation
 from ..core.results import VouchedResult, provenance
 
-__all__ = ["SRFParams", "srf_params", "srf_params_checked", "resolve_rcg", "NonOddWarning"]
+__all__ = ["SRFParams", "srf_params", "srf_params_checked", "resolve_rcg", "NonOddWarning", "row_norm_params"]
 
 
 #: Largest learning rate and step-batch ratio accepted (beyond them r, c overflow any useful scale).
@@ -206,3 +206,49 @@ def resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var=0, c_formu
     with workdps(digits + 5 + GUARD_DIGITS):     # the precision srf_params_checked evaluated at
         g = -p.gamma if p.gamma < 0 else +p.gamma
     return p.r, p.c, g, p
+
+
+def _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps: int) -> tuple:
+    """(k, s²) of :func:`row_norm_params` at ``dps`` digits."""
+    from ..hermite.expressions import x
+    from ..hermite.moments import he_expect
+
+    s = Activation.from_any(student, "student")
+    t = Activation.from_any(teacher, "teacher")
+    a0 = to_exact(alpha0, "alpha0", allow_infinite=True)
+    et = to_exact(eta, "eta")
+    with precision(dps):
+        mu1 = s.coeff(1, dps)
+        he3 = 6 * s.coeff(3, dps)                                 # E[sigma He_3] = E[sigma' He_2] = h_1
+        k = 2 * to_mpf(r, dps) * he3 / mu1
+        if a0 == sp.oo or et == 0:
+            return k, mpmath.mpf(0)
+        sp2z2 = he_expect(sp.diff(s.expr, x) ** 2 * x**2, dps)    # E[sigma'(z)^2 z^2]
+        h2 = sp2z2 - 2 * mu1 * he3 - mu1**2                      # E[h^2], h = (sigma' - mu1) z
+        mu2s = t.second_moment(dps) + to_mpf(to_exact(noise_var, "noise_var"), dps)
+        s2 = 4 * to_mpf(et, dps) ** 2 * (h2 - he3**2) * mu2s / to_mpf(a0, dps)
+        return k, s2
+
+
+@cached(maxsize=64)
+def row_norm_params(student, teacher, alpha0, eta, noise_var, r, dps: int = 15) -> tuple:
+    r"""The row-norm heterogeneity of the trained bulk (docs/theory/srf-theory.md §2, "Row norms"): the squared row
+    norms are :math:`c+k\,w_i^{0\top}v+s\,\zeta_i/\sqrt d`, with
+
+    .. math::
+        k=\frac{2r\,\mathbb E[\sigma He_3]}{\mu_1},\qquad
+        s^2=\frac{4\tilde\eta^2}{\alpha_0}\big(\mathbb E[h^2]-\mathbb E[\sigma He_3]^2\big)\mu_2^\star,\qquad
+        h(z)=(\sigma'(z)-\mu_1)z
+
+    (:math:`s=0` for :math:`\alpha_0=\infty`).  Returns ``(k, s2, errors)``: mpf values at ``dps`` digits and their
+    error estimates (the change from a second evaluation at ``dps`` + 10 digits, plus the rounding).
+
+    >>> k, s2, err = row_norm_params("tanh", "sin", 20, 3, 0, "1.1340555093")
+    >>> round(float(k), 6), round(float(s2), 6)
+    (-1.361511, 0.038282)
+    """
+    lo = _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps + GUARD_DIGITS)
+    hi = _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps + GUARD_DIGITS + 10)
+    errs = {name: float(abs(a - b)) + 10.0 ** -(dps + GUARD_DIGITS) * max(1.0, abs(float(b)))
+            for name, a, b in (("k", lo[0], hi[0]), ("s2", lo[1], hi[1]))}
+    return lo[0], lo[1], errs

@@ -43,6 +43,9 @@ class MapOptions:
     loss: object = None              # a losses.Loss for the general channel of §4.9; None: square, closed form
     teacher_fn: object = None        # float64 teacher (the general channel needs y pointwise)
     teacher_kinks: tuple = ()
+    #: (k, s²) of the row-norm correction (docs/theory/srf-theory.md §3 "Corrected conditional mean", §4.11): the
+    #: bulk rows' squared norms c + k w0_i.v + s ζ_i/√d; needs the setup's ``dmu0``.  None: Result 3.3 as printed
+    row_norms: tuple | None = None
 
 
 class DomainError(Exception):
@@ -57,21 +60,25 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
     mu1sq = mu1 * mu1
     V = mu1sq * V1 + ms2 * V2
     q = mu1sq * q1 + ms2 * q2
-    mbar = mu0 * m + mu1 * k * th
-    Ek = S.h2 - 2 * mbar * S.h + mbar * mbar - 2 * mu1 * ps * S.h1 + q
-    B = Ek + o.noise_var
     inv = 1 / (1 + V)
     E = lambda arr: S.w @ arr  # noqa: E731
     aB = o.alpha / o.beta
     aS = o.alpha / sqrt(o.beta)
+    a_th = mu1 * k              # d mbar / d theta
+    extra = 0                   # the omega term of the row-norm correction
+    if o.row_norms is not None:
+        a_th, extra, s2, hom_of = _row_norm_terms(S, o, m, th, ps, V2, inv, aS, sqrt)
+    mbar = mu0 * m + a_th * th + extra
+    Ek = S.h2 - 2 * mbar * S.h + mbar * mbar - 2 * mu1 * ps * S.h1 + q
+    B = Ek + o.noise_var
     hV1, hV2 = aB * E(mu1sq * inv), aB * E(ms2 * inv)
     hq1, hq2 = aB * E(mu1sq * B * inv * inv), aB * E(ms2 * B * inv * inv)
-    hth = aS * E(k * mu1 * (S.h - mbar) * inv) if o.spike_channel else 0 * hV1
+    hth = aS * E(a_th * (S.h - mbar) * inv) if o.spike_channel else 0 * hV1
     hps = aS * E(mu1 * S.h1 * inv)
     if E(mu0 * mu0) < 1e-14:
         m_new = 0 * hV1
     else:
-        m_new = E(mu0 * (S.h - mu1 * k * th) * inv) / E(mu0 * mu0 * inv)
+        m_new = E(mu0 * (S.h - a_th * th - extra) * inv) / E(mu0 * mu0 * inv)
     if o.loss is not None:       # the general convex loss (§4.9) replaces the square-loss channel (18), (20)
         hV1, hV2, hq1, hq2, hth, hps, m_new = general_hats(
             o.loss, _inner(S, o), o.teacher_fn, k, S.w, mu0, mu1, ms2, m, th, ps, V, q, o.alpha, o.beta,
@@ -91,6 +98,10 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
         ps_n = sb * hps * V1n
         q1n = hq1 * J1 + hq2 * J2 + hps * hps * J1 + hth * hth * (J1 - o.beta * V1n * V1n) / (Dsm * Dsm)
         q2n = hq1 * J2 + hq2 * K0 + hps * hps * J2 + hth * hth * J2 / (Dsm * Dsm)
+        if o.row_norms is not None:        # the random direction zeta: a prior term like theta's, without v
+            hom = hom_of(mbar)
+            q1n = q1n + s2 * hom * hom * J2
+            q2n = q2n + s2 * hom * hom * K0
     else:  # F1, docs/theory/srf-theory.md §4.6
         Dv, Fv, Hv, Gv = o.empirical
         Sv = o.lam + hV1 * Dv + hV2
@@ -104,6 +115,22 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
     new = (m_new, th_n, ps_n, q1n, q2n, V1n, V2n)
     eps = E(S.h2 - 2 * mbar * S.h + mbar * mbar - 2 * mu1 * ps * S.h1 + mu1sq * q1 + ms2 * q2)
     return new, (hV1, hV2, hq1, hq2, hth, hps), Dsm, eps
+
+
+def _row_norm_terms(S: SRFSetup, o: MapOptions, m, th, ps, V2, inv, aS, sqrt):
+    r"""The row-norm correction of docs/theory/srf-theory.md §4.11 at the current state: the coefficient of ϑ in
+    :math:`\bar m` (:math:`\mu_1\kappa+g\,k/\sqrt c`, :math:`g=\partial_c\mu_0`), the ω term :math:`g\,\omega`
+    (ω solved exactly: it is linear), :math:`s^2`, and :math:`\hat\omega(\bar m)`."""
+    kk, s2 = o.row_norms
+    g = S.dmu0
+    E = lambda arr: S.w @ arr  # noqa: E731
+    a_th = S.mu1 * S.kappa + g * (kk / sqrt(S.c))
+    base = S.mu0 * m + a_th * th
+    sb = sqrt(o.beta)
+    lin = sb * s2 * V2                               # omega = lin * hat_omega
+    A, Bc = aS * E(g * (S.h - base) * inv), aS * E(g * g * inv)
+    om = lin * A / (1 + lin * Bc)
+    return a_th, g * om, s2, (lambda mbar: aS * E(g * (S.h - mbar) * inv))
 
 
 def _inner(S: SRFSetup, o: MapOptions):

@@ -27,7 +27,7 @@ from ..hermite.activation import Activation
 from ..hermite.expressions import breakpoints
 from .kappa import SRFSetup, srf_setup
 from .losses import loss as loss_of
-from .mapping import resolve_rcg
+from .mapping import resolve_rcg, row_norm_params
 from .saddle import HATS, ORDER, MapOptions, all_values
 from .solution import SRFSolution, combine_errors
 from .solvers import jacobian, mp_solver_error, polish, solve_float
@@ -70,6 +70,12 @@ class SRFOptions:
     ``"hinge"``, an expression in ``y, yhat`` or a :class:`~onestep_theory.srf.losses.Loss` (a Loss object always
     runs the general channel, float64, noiseless labels).  The solution's ``extra`` then holds the
     training loss and, for ±1 teachers, the classification error.
+
+    ``row_norms=True`` (docs/theory/srf-theory.md §4.11): the correction for the row-norm heterogeneity of the
+    giant step (§2 "Row norms"), which Result 3.3 leaves out and which puts the network several percent from it
+    (docs/studies/mechanism.md).  Network use case only ((r, c, γ) from α0 and η̃), square loss, F3 prior, a
+    twice-differentiable student; the solution's ``extra`` then holds the heterogeneity ``row_norm_k`` and
+    ``row_norm_s2``.
     """
 
     c_formula: str = "corrected"
@@ -87,6 +93,7 @@ class SRFOptions:
     convergence: str = "all"
     fallback: bool = True
     loss: object = None
+    row_norms: bool = False
 
     _CHOICES = {"c_formula": ("corrected", "v1"), "spectrum": ("mp", "empirical"), "mp_method": ("closed", "quad"),
                 "continuation": ("auto", "off"), "convergence": ("all", "notebook")}
@@ -186,6 +193,18 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         t = Activation.from_any(teacher, "teacher")
         o.loss, o.teacher_fn = opt.loss, t.numpy()
         o.teacher_kinks = tuple(float(b) for b in breakpoints(t.expr))
+    rn = None
+    if opt.row_norms:
+        if mapping is None:
+            raise InvalidParameterError("row_norms", True, "alpha0 and eta (the correction is a property of the "
+                                        "network's step), not r, c, gamma")
+        bad = ("the general loss" if opt.loss is not None else "spectrum='empirical'" if opt.spectrum != "mp" else
+               "the notebook's fixed rules" if (opt.kappa_nodes or opt.inner_nodes) else None)
+        if bad:
+            raise InvalidParameterError("row_norms", True, f"the square loss, the F3 prior and the default rules "
+                                        f"(not {bad})")
+        rn = row_norm_params(student, teacher, alpha0, eta, noise_var, rr, dps or 15)
+        o.row_norms = (float(rn[0]), float(rn[1]))
     x = tuple(float(v) for v in init) if init is not None else (0.0, 0.0, 0.0, 0.1, 0.1, 1.0, 1.0)
     conv_keys = ("q1", "m", "q2", "theta", "psi") if opt.convergence == "notebook" else None
     ctol = 1e-4 if opt.convergence == "notebook" else 1e-12
@@ -198,7 +217,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             return srf_setup(student, teacher, rr, cc, gg, dps=mp_dps, kappa_nodes=(opt.kappa_nodes or 101) * f,
                              inner_nodes=(opt.inner_nodes or 61) * f)
         digits = 16 if mp_dps is None else dps + 2
-        return srf_setup(student, teacher, rr, cc, gg, digits=digits, level=level, dps=mp_dps)
+        return srf_setup(student, teacher, rr, cc, gg, digits=digits, level=level, dps=mp_dps, curvature=opt.row_norms)
 
     # ---- float64: level 0 from the start (or warm start), then each refinement warm-started
     total_it = 0
@@ -271,6 +290,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             if o.empirical is not None:
                 o_mp.empirical = tuple(np.array([mpmath.mpf(float(t)) for t in arr], dtype=object)
                                        for arr in o.empirical)
+            if rn is not None:
+                o_mp.row_norms = (rn[0], rn[1])
             o = o_mp
             wd = dps + GUARD_DIGITS
             refine(0, wd, mpmath.mpf(10) ** -(wd - 3), 40, 10.0 ** -wd)
@@ -284,6 +305,11 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         rel = max(mapping.errors[k] / max(abs(float(getattr(mapping, k))), 1.0) for k in ("r", "c", "gamma"))
         errors = {k: e + 10.0 * cond * rel * max(1.0, abs(float(vals[k]))) for k, e in errors.items()}
         errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
+    if rn is not None:
+        rel = max(rn[2]["k"] / max(abs(float(rn[0])), 1.0), rn[2]["s2"] / max(abs(float(rn[1])), 1.0))
+        errors = {k: e + 10.0 * cond * rel * max(1.0, abs(float(vals[k]))) if k in vals else e
+                  for k, e in errors.items()}
+        errors.update(row_norm_k=rn[2]["k"], row_norm_s2=rn[2]["s2"])
     digits = digits_of(vals["test_error"], errors["test_error"])
     if errors["test_error"] > target * abs(float(vals["test_error"])):
         want = f"{dps} digits" if dps is not None else f"a relative error of {target:g}"
@@ -299,11 +325,13 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         residual=res, status=status,
         options=dict(c_formula=opt.c_formula, spike_channel=opt.spike_channel, spectrum=opt.spectrum,
                      cross_term=opt.cross_term, kappa_nodes=S.nodes[0], inner=S.nodes[1], level=lev,
-                     convergence=opt.convergence, damping=opt.damping),
+                     convergence=opt.convergence, damping=opt.damping, row_norms=opt.row_norms),
         dps=dps, extra=({k: vals[k] for k in ("class_error", "train_loss")} | {"loss": opt.loss.name}
-                        if opt.loss is not None else {}),
+                        if opt.loss is not None else {}) | ({"row_norm_k": rn[0], "row_norm_s2": rn[1]}
+                                                            if rn is not None else {}),
         provenance=provenance(dps=dps, method=method, references=[
-            "[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "docs/theory/srf-theory.md §4", "docs/theory/numerics.md §5"]))
+            "[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "docs/theory/srf-theory.md §4", "docs/theory/numerics.md §5"]
+            + (["docs/theory/srf-theory.md §4.11 (row-norm correction)"] if rn is not None else [])))
 
 
 def _mpf_exact(v, name):

@@ -11,6 +11,10 @@ protocol            one task = one repetition of                           theor
 ``srf``             :func:`~onestep_theory.simulate.sim_srf`               ``srf_solve`` at the given (r, c, γ)
 ``spike-model``     :func:`~onestep_theory.simulate.sim_spike_model`       ``gains``: Δ_ℓ (``delta``), Λ_ℓ (``lambda_test``)
 ``traces``          :func:`~onestep_theory.simulate.sim_resolvent`         ``resolvent``: m1, m2 and their λ-derivatives
+``ablation``        :func:`~onestep_theory.simulate.sim_ablation`          ``srf_solve`` at Result 3.1's (r, c, γ); one
+                                                                           paired reference per variant of the trained
+                                                                           first layer (network − variant: the shift
+                                                                           that one change makes, docs/studies/mechanism.md)
 ==================  =====================================================  ==============================================
 
 A paired reference is computed inside the task from the task's own weights, so the gap
@@ -25,8 +29,9 @@ import dataclasses
 from functools import partial
 
 from ..core.errors import InvalidParameterError
+from ..simulate.ablation import VARIANTS
 
-__all__ = ["PROTOCOLS", "Protocol", "protocol_of"]
+__all__ = ["PROTOCOLS", "Protocol", "protocol_of", "cge_functions"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +43,20 @@ class Protocol:
     optional: tuple
     keys: tuple
     paired: tuple = ()
+    #: A task's paired reference ``name`` is its result ``prefix + name``.
+    paired_prefix: str = "theory_"
+
+    def paired_for(self, params: dict) -> tuple:
+        """The paired references a study of ``params`` has (an ablation: the variants it builds)."""
+        if self.name == "ablation" and params.get("variants") is not None:
+            from ..simulate.ablation import variant_names
+
+            return variant_names(params["variants"])[1:]
+        return self.paired
+
+    def paired_key(self, name: str) -> str:
+        """The task result that holds the paired reference ``name``."""
+        return self.paired_prefix + name
 
     def check(self, params: dict) -> dict:
         """``params`` with every required name present and no unknown name (one clear error otherwise)."""
@@ -59,7 +78,11 @@ class Protocol:
                            p.get("noise_var", 0.0))
             res = S.sim_giant_step(d=d, seed=seed, reps=1, progress=None, weights_hook=hook, **p)
         elif self.name == "srf":
+            if p.get("features") == "cgep":
+                p["mu_fns"] = cge_functions(p["student"], p["r"], p["c"])
             res = S.sim_srf(d=d, seed=seed, reps=1, progress=None, **p)
+        elif self.name == "ablation":
+            res = S.sim_ablation(d=d, seed=seed, reps=1, progress=None, **p)
         elif self.name == "spike-model":
             res = S.sim_spike_model(d=d, seed=seed, reps=1, progress=None, **p)
         else:
@@ -71,10 +94,10 @@ class Protocol:
         if key not in self.keys:
             raise InvalidParameterError("key", key, " or ".join(self.keys))
         p = params
-        if self.name in ("giant-step", "srf"):
+        if self.name in ("giant-step", "srf", "ablation"):
             from ..srf import srf_solve
 
-            extra = ({"alpha0": repr(p["alpha0"]), "eta": repr(p["eta"])} if self.name == "giant-step"
+            extra = ({"alpha0": repr(p["alpha0"]), "eta": repr(p["eta"])} if self.name != "srf"
                      else {n: repr(p[n]) for n in ("r", "c", "gamma")})
             sol = srf_solve(p["student"], p["teacher"], alpha=repr(p["alpha"]), beta=repr(p["beta"]),
                             lam=repr(p["lam"]), noise_var=repr(p.get("noise_var", 0.0)), **extra)
@@ -93,6 +116,23 @@ class Protocol:
 
         res = resolvent(p["student"], repr(p["phi"]), repr(p["psi"]), repr(p["lam"]))
         return float(getattr(res, key)), float(res.errors[key])
+
+
+def cge_functions(student, r, c):
+    r"""float64 callables :math:`(\mu_0,\mu_1,\mu_\star,\partial_c\mu_0)` of κ for the cGE features of ``srf`` with
+    ``features="cgep"`` (docs/theory/srf-theory.md §3, (15); the c-derivative by a central difference of step
+    :math:`10^{-4}c`, accurate to about 1e-8, far below a simulation's standard error)."""
+    import numpy as np
+
+    from ..srf.cge import cge_coeffs
+
+    h = 1e-4 * float(c)
+
+    def dmu0(k):
+        return (cge_coeffs(student, r, float(c) + h, k)[0] - cge_coeffs(student, r, float(c) - h, k)[0]) / (2 * h)
+
+    return (lambda k: cge_coeffs(student, r, c, k)[0], lambda k: cge_coeffs(student, r, c, k)[1],
+            lambda k: np.sqrt(cge_coeffs(student, r, c, k)[2]), dmu0)
 
 
 def _paired_references(student, teacher, alpha, beta, lam, noise_var, W0, W1, theta) -> dict:
@@ -116,9 +156,12 @@ _SPIKE = ("student", "phi", "psi", "lam")
 PROTOCOLS = {
     "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test"),
                            ("test_error",), paired=("f1", "measured")),
-    "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test"), ("test_error",)),
+    "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test", "features", "norm_slope", "norm_noise"),
+                    ("test_error",)),
     "spike-model": Protocol("spike-model", _SPIKE + ("teacher",), ("ell", "noise_var"), ("delta", "lambda_test")),
     "traces": Protocol("traces", _SPIKE, ("bulk",), ("m1", "m2", "dm1_dlam", "dm2_dlam")),
+    "ablation": Protocol("ablation", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "variants"), ("test_error",),
+                         paired=VARIANTS[1:], paired_prefix="ablation_"),
 }
 
 

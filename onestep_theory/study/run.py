@@ -147,8 +147,8 @@ def plan_study(protocol: str, params: dict, sizes, reps, *, key=None, compare="t
     key = pr.keys[0] if key is None else key
     if key not in pr.keys:
         raise InvalidParameterError("key", key, " or ".join(pr.keys))
-    if compare not in ("theory",) + pr.paired:
-        raise InvalidParameterError("compare", compare, " or ".join(("theory",) + pr.paired))
+    if compare not in ("theory",) + pr.paired_for(params):
+        raise InvalidParameterError("compare", compare, " or ".join(("theory",) + pr.paired_for(params)))
     sizes, reps = _ladder(sizes, reps)
     if workers is not None and (not isinstance(workers, int) or not 1 <= workers <= 256):
         raise InvalidParameterError("workers", workers, "an integer in [1, 256], or None (one per core)")
@@ -198,7 +198,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     t0, done, executed, executors = time.perf_counter(), {}, 0, []
     if workers is None:
         workers = (os.cpu_count() or 1) if (dask_available() or scheduler) else 1
-    gap_of = (lambda r: r[key] - th) if compare == "theory" else (lambda r: r[key] - r[f"theory_{compare}"])
+    gap_of = (lambda r: r[key] - th) if compare == "theory" else (lambda r: r[key] - r[pr.paired_key(compare)])
     try:
         reused = 0
         while True:
@@ -234,11 +234,11 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     executor = next((e for e in executors if not e.startswith("none")), executors[0])
     rows_by_d = {d: [done[(d, k)] for k in range(reps[d])] for d in sizes}
     comparisons = {}
-    for name in ("theory",) + pr.paired:
+    for name in ("theory",) + pr.paired_for(params):
         if name == "theory":
             table = _table(rows_by_d, lambda r: r[key] - th)
         else:
-            table = _table(rows_by_d, lambda r, ref=f"theory_{name}": r[key] - r[ref])
+            table = _table(rows_by_d, lambda r, ref=pr.paired_key(name): r[key] - r[ref])
         for row in table:
             row["relative_gap"] = row["gap"] / th if th else math.nan
         comparisons[name] = {"sizes": table, "fit": _fit(table, tuple(exponents))}

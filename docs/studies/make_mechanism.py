@@ -1,0 +1,200 @@
+"""Writes docs/studies/mechanism.md from the outputs of run_mechanism.sh (every number in its tables is copied by this
+script), and onestep_theory/srf/network_map.json, the map that `srf` quotes for the network use case.
+
+Usage: python make_mechanism.py RUN_DIR docs/studies    (RUN_DIR: where run_mechanism.sh ran; the JSON outputs and the
+stores mechanism_*.sqlite).  The JSON outputs are copied next to the page; the stores are read for the per-task
+diagnostics (row norms, equivalence), which the study JSON does not carry.
+"""
+import json
+import math
+import pathlib
+import shutil
+import sqlite3
+import sys
+
+RUN, OUT = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+PKG = OUT.parents[1] / "onestep_theory" / "srf" / "network_map.json"
+NAMES = {"srf": "sRF surrogate √ĉ W⁰ + 1Δ̄ᵀ", "ideal_spike": "spike independent of the bulk",
+         "gaussian_bulk": "Gaussian bulk, same row covariance", "homogeneous": "equal spike and equal norm",
+         "equal_spike": "equal spike component", "equal_norm": "equal row norms",
+         "shuffled_norm": "row norms permuted", "fitted_norm": "norms on their line against w⁰ᵢ·θ",
+         "srf_rescaled": "sRF surrogate with the predicted norms", "no_f0": "step without the initial output",
+         "no_shared": "step without the shared direction W⁰ᵀ1", "no_self": "fluctuation without the own-row part",
+         "isotropic": "isotropic fluctuation, same norm", "degree2": "σ′ truncated at Hermite degree 2"}
+
+
+def num(x):
+    return float(x) if x is not None else math.nan
+
+
+def load(name):
+    return json.load(open(RUN / name))
+
+
+def pct(x, th):
+    return 100 * num(x) / th
+
+
+def cell(row, th):
+    return f"{pct(row['gap'], th):+.2f} ± {pct(row['se'], th):.2f}"
+
+
+def fit_cell(fit, th):
+    if fit is None:
+        return "—"
+    return f"{pct(fit['g_inf'], th):+.2f} ± {pct(fit['se'], th):.2f} ({float(fit['chi2']):.1f}/{fit['dof']})"
+
+
+def shift_table(d):
+    """network − variant (% of the theory) per size, and the extrapolation."""
+    th = num(d["theory"])
+    comps = d["comparisons"]
+    sizes = comps["theory"]["sizes"]
+    lines = ["| network − … | " + " | ".join(f"d = {r['d']} ({r['reps']})" for r in sizes) + " | d → ∞ (χ²/ν) |",
+             "|---|" + "---|" * (len(sizes) + 1)]
+    for name, comp in comps.items():
+        label = "theory (Result 3.1 → 3.3)" if name == "theory" else f"`{name}`: {NAMES.get(name, name)}"
+        lines.append(f"| {label} | " + " | ".join(cell(r, th) for r in comp["sizes"]) + f" | {fit_cell(comp['fit'], th)} |")
+    return "\n".join(lines)
+
+
+def tasks(store):
+    con = sqlite3.connect(RUN / store)
+    rows = [(d, json.loads(res)) for d, res in con.execute("select d, result from tasks")]
+    con.close()
+    return rows
+
+
+def mean_se(values):
+    v = [float(x) for x in values]
+    m = sum(v) / len(v)
+    se = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1) / len(v)) if len(v) > 1 else math.nan
+    return m, se
+
+
+def diag_table(store, keys):
+    by_d = {}
+    for d, res in tasks(store):
+        by_d.setdefault(d, []).append(res)
+    lines = ["| quantity | " + " | ".join(f"d = {d} ({len(by_d[d])})" for d in sorted(by_d)) + " |",
+             "|---|" + "---|" * len(by_d)]
+    for key, label in keys:
+        cells = []
+        for d in sorted(by_d):
+            m, se = mean_se([r[key] for r in by_d[d] if key in r])
+            cells.append(f"{m:+.4f} ± {se:.4f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def srf_rows(files):
+    lines = ["| simulation | " + " | ".join(f"d = {r['d']}" for r in load(files[0][1])["comparisons"]["theory"]["sizes"])
+             + " | d → ∞ (χ²/ν) |", "|---|" + "---|" * 4]
+    for label, f in files:
+        d = load(f)
+        th = num(d["theory"])
+        comp = d["comparisons"]["theory"]
+        lines.append(f"| {label} | " + " | ".join(cell(r, th) for r in comp["sizes"]) + f" | {fit_cell(comp['fit'], th)} |")
+    return "\n".join(lines)
+
+
+MAP = [("eta0.5", "η̃ = 0.5"), ("eta1", "η̃ = 1"), ("eta2", "η̃ = 2"), ("eta5", "η̃ = 5"), ("alpha0_2", "α0 = 2"),
+       ("alpha0_5", "α0 = 5"), ("alpha0_100", "α0 = 100"), ("teacher_tanh", "teacher tanh"),
+       ("teacher_relu", "teacher relu_centered"), ("alpha1", "α = 1")]
+
+
+def map_table():
+    lines = ["| setting (else case A) | theory ε_g | network − theory | corrected theory (§4.11) | network − corrected "
+             "| network − `srf` | network − `equal_norm` | norm slope against w⁰ᵢ·v̂, measured (predicted) |",
+             "|---|---|---|---|---|---|---|---|"]
+    entries = []
+    con = sqlite3.connect(RUN / "mechanism_map.sqlite")
+    stored = [(json.loads(p), json.loads(res)) for p, res in con.execute("select params, result from tasks")]
+    con.close()
+    for tag, label in MAP:
+        f = RUN / f"mechanism_map_{tag}.json"
+        if not f.exists():
+            continue
+        d = json.load(open(f))
+        th = num(d["theory"])
+        c = d["comparisons"]
+        params = {k: v for k, v in d["params"].items()}
+        slopes = [res["norm_slope_v"] for p, res in stored
+                  if all(str(p.get(k)) == str(v) for k, v in params.items() if k != "root_seed")]
+        m, se = mean_se(slopes) if len(slopes) > 1 else (math.nan, math.nan)
+        row = {k: c[k]["sizes"][0] for k in ("theory", "srf", "equal_norm")}
+        pred = predicted_slope(params)
+        corr_th = corrected_theory(params)
+        gc = {"gap": num(row["theory"]["gap"]) + th - corr_th, "se": row["theory"]["se"]}
+        lines.append(f"| {label} | {th:.6f} | {cell(row['theory'], th)} | {corr_th:.6f} | {cell(gc, corr_th)} | "
+                     f"{cell(row['srf'], th)} | {cell(row['equal_norm'], th)} | {m:+.3f} ± {se:.3f} ({pred:+.3f}) |")
+        corr = corrected_theory(params)
+        entries.append({"setting": label, "params": {k: str(v) for k, v in params.items() if k != "variants"},
+                        "d": row["theory"]["d"], "seeds": row["theory"]["reps"], "theory": th,
+                        "theory_corrected": corr, "network_minus_theory": num(row["theory"]["gap"]),
+                        "se": num(row["theory"]["se"]), "network_minus_srf": num(row["srf"]["gap"]),
+                        "se_srf": num(row["srf"]["se"])})
+    return "\n".join(lines), entries
+
+
+def corrected_theory(params):
+    """The sRF test error with the row-norm correction (srf-theory.md §4.11) at a mapped setting."""
+    from onestep_theory.srf import srf_solve
+
+    p = {k: str(v) for k, v in params.items()}
+    sol = srf_solve(p["student"], p["teacher"], alpha0=p["alpha0"], eta=p["eta"], alpha=p["alpha"], beta=p["beta"],
+                    lam=p["lam"], noise_var=p.get("noise_var", "0"), row_norms=True)
+    return float(sol.test_error)
+
+
+def predicted_slope(params):
+    """k = 2 r E[sigma He3]/mu1 at Result 3.1's r (srf-theory.md §2, Row norms)."""
+    from onestep_theory.srf.mapping import row_norm_params, srf_params
+
+    p = {k: str(v) for k, v in params.items()}
+    r = srf_params(p["student"], p["teacher"], p["alpha0"], p["eta"], p.get("noise_var", "0")).r
+    return float(row_norm_params(p["student"], p["teacher"], p["alpha0"], p["eta"], p.get("noise_var", "0"), r)[0])
+
+
+def main():
+    txt = (OUT / "mechanism_template.md").read_text()
+    A, A4, B = load("mechanism_A.json"), load("mechanism_A3000.json"), load("mechanism_B.json")
+    txt = txt.replace("{{A_THEORY}}", f"{num(A['theory']):.10f}").replace("{{B_THEORY}}", f"{num(B['theory']):.10f}")
+    txt = txt.replace("{{A_TABLE}}", shift_table(A)).replace("{{A3000_TABLE}}", shift_table(A4))
+    txt = txt.replace("{{B_TABLE}}", shift_table(B))
+    txt = txt.replace("{{NORM_TABLE}}", diag_table("mechanism_A3000.sqlite", [
+        ("norm_slope", "slope of ‖bᵢ‖² against w⁰ᵢ·θ"), ("norm_noise", "rest of the spread, × √d"),
+        ("norm_slope_v", "slope of ‖bᵢ‖² against w⁰ᵢ·v̂"), ("norm_noise_v", "rest of the spread, × √d"),
+        ("norm_spread", "whole spread of ‖bᵢ‖², × √d"), ("r", "r̂"), ("c", "ĉ"), ("gamma", "γ̂")]))
+    txt = txt.replace("{{CGE_TABLE}}", diag_table("mechanism_A.sqlite", [
+        ("cge_A", "network: rms(A − μ0)/rms(μ0)"), ("srf_cge_A", "sRF surrogate: same"),
+        ("cge_B", "network: rms(B − μ1)/rms(μ1)"), ("srf_cge_B", "sRF surrogate: same"),
+        ("cge_C", "network: rms(C − μ⋆²)/rms(μ⋆²)"), ("srf_cge_C", "sRF surrogate: same"),
+        ("cge_signal", "network: corr(A − μ0, y − E[y|κ])"), ("srf_cge_signal", "sRF surrogate: same")]))
+    txt = txt.replace("{{SRF_TABLE}}", srf_rows([("sRF with the predicted row norms (network features)", "mechanism_srf_het.json"),
+                                                 ("corrected equivalent features (§3)", "mechanism_cgep_het.json"),
+                                                 ("uncorrected equivalent features (Result 3.2)", "mechanism_cgep.json")]))
+    from onestep_theory.srf import srf_solve
+    from onestep_theory.srf.mapping import row_norm_params, srf_params
+
+    kw = dict(alpha0=20, eta=3, alpha=3, beta=1, lam="0.1")
+    plain, corr = (float(srf_solve("tanh", "sin", **kw, row_norms=rn).test_error) for rn in (False, True))
+    pa = srf_params("tanh", "sin", 20, 3)
+    k, s2, _ = row_norm_params("tanh", "sin", 20, 3, 0, pa.r)
+    txt = txt.replace("{{CORR_A}}", f"{100 * (corr - plain) / plain:+.2f}").replace("{{A_CORR_THEORY}}", f"{corr:.10f}")
+    txt = txt.replace("{{K_PRED}}", f"{float(k):+.4f}").replace("{{KG_PRED}}", f"{float(k * pa.gamma):+.4f}")
+    txt = txt.replace("{{S_PRED}}", f"{math.sqrt(float(s2)):.4f}")
+    table, entries = map_table()
+    txt = txt.replace("{{MAP_TABLE}}", table)
+    (OUT / "mechanism.md").write_text(txt)
+    for f in sorted(RUN.glob("mechanism_*.json")):
+        shutil.copy(f, OUT / f.name)
+    PKG.write_text(json.dumps({"source": "docs/studies/mechanism.md (run_mechanism.sh, make_mechanism.py)",
+                               "what": "the one-step network's test error minus the sRF theory's at d = 1000 "
+                                       "(mean and standard error over seeds), around case A", "entries": entries},
+                              indent=1) + "\n")
+    print(txt[:2000])
+
+
+if __name__ == "__main__":
+    main()

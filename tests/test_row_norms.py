@@ -1,0 +1,119 @@
+"""The row-norm correction of the sRF theory (docs/theory/srf-theory.md §2 "Row norms", §4.11;
+docs/studies/mechanism.md).  The independent solver of derivations/m_row_norm_saddle.py and the constants of
+derivations/l_row_norm_heterogeneity.py are run by tests/test_derivations.py; here: the exact reduction, the
+precision contract on the user's path, the refusals and the CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from onestep_theory.core.errors import InvalidParameterError
+from onestep_theory.srf import srf_solve
+from onestep_theory.srf.kappa import srf_setup
+from onestep_theory.srf.mapping import row_norm_params
+from onestep_theory.srf.saddle import MapOptions, fp_map
+
+CASE_A = dict(alpha0=20, eta=3, alpha=3, beta=1, lam="0.1")
+
+
+def test_zero_correction_is_result_3_3_exactly():
+    """k = s = 0 in the corrected map gives the printed map bit for bit (float64 and mpf)."""
+    for dps in (None, 20):
+        S = srf_setup("tanh", "sin", "1.134", "1.019", "0.97", curvature=True, dps=dps, digits=22 if dps else 16)
+        o = MapOptions(3, 1, 0.1, 0)
+        x = tuple(S.w[0] * 0 + v for v in (0.3, 0.2, 0.1, 0.4, 0.5, 0.6, 0.7))
+        plain = fp_map(x, S, o)
+        zero = fp_map(x, S, dataclasses.replace(o, row_norms=(0 * S.w[0], 0 * S.w[0])))
+        assert [float(v) for v in plain[0]] == [float(v) for v in zero[0]]
+        assert float(plain[3]) == float(zero[3])
+
+
+def test_row_norm_params_infinite_alpha0_and_no_step():
+    k, s2, err = row_norm_params("tanh", "sin", "inf", 3, 0, "1.2")
+    assert s2 == 0 and float(k) < 0
+    k0, s20, _ = row_norm_params("tanh", "sin", 20, 0, 0, 0)
+    assert k0 == 0 and s20 == 0
+
+
+def test_dmu0_nodes_against_quadrature():
+    """The setup's d mu0/dc = E sigma''(r kappa + sqrt(c) z)/2 at 20 digits, against mpmath quadrature at 40."""
+    import mpmath as mp
+
+    S = srf_setup("tanh", "sin", "1.134", "1.019", "0.97", curvature=True, dps=20, digits=22)
+    idx = np.argsort([abs(float(k) - 0.7) for k in S.kappa])[0]
+    k = S.kappa[idx]
+    with mp.workdps(40):
+        r, c = mp.mpf("1.134"), mp.mpf("1.019")
+        ref = mp.quad(lambda z: -mp.tanh(r * k + mp.sqrt(c) * z) * mp.sech(r * k + mp.sqrt(c) * z) ** 2 * mp.npdf(z),
+                      [-mp.inf, -r * k / mp.sqrt(c), mp.inf])
+    assert abs(S.dmu0[idx] - ref) < mp.mpf(10) ** -19 * abs(ref)
+
+
+@pytest.mark.slow
+def test_float64_claimed_error_is_a_bound():
+    """The float64 corrected test error and its claimed error, against the same quantity at 25 digits."""
+    ref = srf_solve("tanh", "sin", **CASE_A, row_norms=True, dps=25)
+    f64 = srf_solve("tanh", "sin", **CASE_A, row_norms=True)
+    assert f64.digits >= 10
+    assert abs(f64.test_error - ref.test_error) <= f64.abs_error
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dps", [15, 30, 50])
+def test_claimed_error_is_a_bound(dps):
+    """The corrected test error at dps, its claimed error checked against the same quantity at dps + 20."""
+    sol = srf_solve("tanh", "sin", **CASE_A, row_norms=True, dps=dps)
+    ref = srf_solve("tanh", "sin", **CASE_A, row_norms=True, dps=dps + 20)
+    assert sol.digits >= dps
+    assert abs(sol.test_error - ref.test_error) <= sol.abs_error
+    f64 = srf_solve("tanh", "sin", **CASE_A, row_norms=True)
+    assert abs(f64.test_error - ref.test_error) <= f64.abs_error
+
+
+@pytest.mark.slow
+def test_printed_digits_on_the_user_path(tmp_path):
+    """`srf --row-norms --dps 20 --json` with exact strings: every printed digit within the printed error of a
+    dps-40 reference; the network note names the correction."""
+    ref = srf_solve("tanh", "sin", **CASE_A, row_norms=True, dps=40)
+    cmd = [sys.executable, "-m", "onestep_theory", "srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20",
+           "--eta", "3", "--alpha", "3", "--beta", "1", "--lam", "1/10", "--row-norms", "--dps", "20"]
+    out = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    got, err = Fraction(d["test_error"]), Fraction(d["abs_error"])
+    assert abs(got - Fraction(mpmath.nstr(ref.test_error, 45))) <= err + Fraction(1, 10**44)
+    assert d["options"]["row_norms"] is True
+    assert Fraction(d["row_norm_k"]) < 0
+    text = subprocess.run(cmd, capture_output=True, text=True).stdout
+    assert "row_norm_k" in text and "row_norm_s2" in text
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(r=1.1, c=1.02, gamma=0.97, alpha=3, beta=1, lam=0.1), "row_norms"),
+    (dict(CASE_A, loss="logistic"), "row_norms"),
+])
+def test_refusals(kw, match):
+    with pytest.raises(InvalidParameterError, match=match):
+        srf_solve("tanh", "sign" if "loss" in kw else "sin", **kw, row_norms=True)
+
+
+def test_kinked_student_refused():
+    from onestep_theory.srf.mapping import NonOddWarning
+
+    with pytest.warns(NonOddWarning), pytest.raises(InvalidParameterError, match="twice-differentiable"):
+        srf_solve("relu_centered", "sin", **CASE_A, row_norms=True, strict_odd=False)
+
+
+def test_cli_row_norms_with_groups_refused():
+    out = subprocess.run([sys.executable, "-m", "onestep_theory", "srf", "--student", "tanh", "--teacher", "sin",
+                          "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta", "1", "--lam", "0.1",
+                          "--readout", "1:0.5,2:0.5", "--row-norms"], capture_output=True, text=True)
+    assert out.returncode == 2 and "--row-norms" in out.stderr and len(out.stderr.strip().splitlines()) == 1
