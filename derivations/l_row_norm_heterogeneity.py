@@ -11,7 +11,8 @@ exactly eta~ h_1 w_i^0 . g with g = X0^T y / n0, the direction of the spike (v =
 trained bulk row b_i = w_i^0 + F_i has
 
     |b_i|^2 = c + k w_i^0 . v + zeta_i / sqrt(d),   k = 2 r E[sigma He_3] / mu_1,
-    E zeta_i^2 = 4 eta~^2 (E[h^2] - E[sigma He_3]^2) mu_2^* / alpha_0      (leading order).
+    E zeta_i^2 = 4 eta~^2 (E[h^2] - E[sigma He_3]^2) mu_2^* / alpha_0 + 2 eta~^4 mu_2^*2 check mu_1^4 / alpha_0^2
+                                   (leading order; the second term: the row-to-row fluctuation of |F_i|^2).
 
 Checks:
  1. exactly, with SymPy: for sigma = a1 x + a3 x^3 + a5 x^5 (symbols), h_0 = 0 and h_1 = E[sigma He_3]; and for
@@ -91,7 +92,8 @@ def check_tanh_sin() -> bool:
     gnorm = mp.sqrt(mu1s**2 + y2 / alpha0)
     r = eta * mu1 * gnorm
     k = 2 * r * he3 / mu1
-    s2 = 4 * eta**2 * (h2 - he3**2) * y2 / alpha0
+    chk = gauss(lambda t: d1(t) ** 2) - mu1**2                   # check mu_1^2 = E sigma'^2 - mu_1^2
+    s2 = 4 * eta**2 * (h2 - he3**2) * y2 / alpha0 + 2 * eta**4 * y2**2 * chk**2 / alpha0**2
     from onestep_theory.srf.mapping import row_norm_params
 
     kp, s2p, err = row_norm_params("tanh", "sin", 20, 3, 0, mp.nstr(r, 25), dps=20)

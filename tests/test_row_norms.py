@@ -105,11 +105,13 @@ def test_refusals(kw, match):
         srf_solve("tanh", "sign" if "loss" in kw else "sin", **kw, row_norms=True)
 
 
-def test_kinked_student_refused():
+def test_kinked_or_non_odd_student_refused():
     from onestep_theory.srf.mapping import NonOddWarning
 
-    with pytest.warns(NonOddWarning), pytest.raises(InvalidParameterError, match="twice-differentiable"):
-        srf_solve("relu_centered", "sin", **CASE_A, row_norms=True, strict_odd=False)
+    with pytest.raises(InvalidParameterError, match="twice-differentiable"):
+        srf_solve("x + x*Abs(x)/4", "sin", **CASE_A, row_norms=True)
+    with pytest.warns(NonOddWarning), pytest.raises(InvalidParameterError, match="odd student"):
+        srf_solve("tanh(x) + x**2/10", "sin", **CASE_A, row_norms=True, strict_odd=False)
 
 
 def test_cli_row_norms_with_groups_refused():

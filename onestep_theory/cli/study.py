@@ -40,9 +40,12 @@ def _variants_arg(text):
     from ..simulate.ablation import variant_names
 
     try:
-        return ",".join(v for v in variant_names(text) if v != "network")
+        names = [v for v in variant_names(text) if v != "network"]
     except InvalidParameterError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one variant besides network (the network is always built)")
+    return ",".join(names)
 
 
 def _run(args):
@@ -124,8 +127,8 @@ def _setup(p):
     p.add_argument("--features", choices=["network", "cgep"],
                    help="srf: the sRF network (default) or its conditional Gaussian equivalent (Result 3.2)")
     p.add_argument("--norm-slope", type=float_arg("--norm-slope"),
-                   help="srf: row-norm heterogeneity, slope k of the squared row norms against w0_i.theta "
-                        "(docs/theory/srf-theory.md §2, Row norms)")
+                   help="srf: row-norm heterogeneity, slope k of the squared row norms against w0_i.v, v the spike "
+                        "direction (the ablation's norm_slope_v; docs/theory/srf-theory.md §2, Row norms)")
     p.add_argument("--norm-noise", type=float_arg("--norm-noise"),
                    help="srf: row-norm heterogeneity, the spread s of the rest (times sqrt d)")
     p.add_argument("--variants", type=_variants_arg,

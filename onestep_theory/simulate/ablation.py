@@ -31,9 +31,10 @@ variant             first layer (everything else as in the network)
 ``equal_norm``      the second half: every trained bulk row :math:`b_i` rescaled to the norm :math:`\sqrt{\hat c}`
 ``shuffled_norm``   the trained bulk rows rescaled to a random permutation of their norms: the same spread of
                     norms, its relation to each neuron's :math:`w^0_i` (and so to θ) destroyed
-``fitted_norm``     the trained bulk rows rescaled to the squared norms of their least-squares line against
-                    :math:`w^{0\top}_i\hat v`: the norms' relation to the spike direction kept, the rest of their
-                    spread removed
+``fitted_norm``     the trained bulk rows rescaled to the squared norms :math:`\bar n+\hat\beta e_i`,
+                    :math:`e_i=w^{0\top}_i\hat v`, :math:`\hat\beta=\sum_ie_i(n_i-\bar n)/\sum_ie_i^2` (:math:`n_i` the
+                    squared norms, :math:`\bar n` their mean): the norms' relation to the spike direction kept, the
+                    rest of their spread removed
 ``srf_rescaled``    the sRF surrogate with the row norms that the step predicts (docs/theory/srf-theory.md §2, "Row
                     norms"): row i of :math:`\sqrt{\hat c}W^0` rescaled to squared norm
                     :math:`\hat c+k\,w^{0\top}_i\hat v`, :math:`k=2\hat r\,\mathbb E[\sigma He_3]/\mu_1`
@@ -56,7 +57,7 @@ network's test points: with :math:`\kappa=\hat v^\top x` and :math:`t_i=b_i^\top
 at :math:`(\hat r,\hat c)`.  Reported per repetition: the root-mean-square deviations ``cge_A``, ``cge_B``,
 ``cge_C`` (relative to the root-mean-square of the prediction) and ``cge_signal``, the correlation over test points
 of :math:`A(x)-\mu_0(\kappa)` with the part of the target not explained by κ (:math:`y-\mathbb E[y\mid\kappa]`,
-estimated per κ-decile): a mean feature that carries information on the target beyond κ is what the equivalence
+estimated per κ-decile; all on the first block of ``batch`` test points): a mean feature that carries information on the target beyond κ is what the equivalence
 leaves out.
 """
 
@@ -251,7 +252,7 @@ def sim_ablation(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, nois
     :math:`w^{0\top}_i\theta`) and ``norm_noise`` (the spread left after that regression, times :math:`\sqrt d`),
     ``norm_slope_v``, ``norm_noise_v`` (the same against :math:`w^{0\top}_i\hat v`); and the equivalence
     diagnostics ``cge_A``, ``cge_B``, ``cge_C``,
-    ``cge_signal`` on the first 4000 test points.  Extra randomness of a variant (``ideal_spike``,
+    ``cge_signal`` on the first ``batch`` test points.  Extra randomness of a variant (``ideal_spike``,
     ``gaussian_bulk``, ``isotropic``) comes from a fourth stream of the repetition's seed, so the network's draws
     do not depend on which variants are built.
     """

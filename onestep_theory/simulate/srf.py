@@ -244,9 +244,8 @@ def _group_params_dict(rd, p, r, c) -> dict:
 
 
 def norm_shifts(Wt, v, c, slope, noise, rng) -> np.ndarray:
-    r"""The row-norm shifts :math:`\delta c=k\,W_0v+s\,\zeta/\sqrt d` of an sRF bulk :math:`\tilde W=\sqrt cW_0` with
-    spike direction v (docs/theory/srf-theory.md §2, "Row norms"): ``slope`` k, ``noise`` s, ζ standard Gaussian
-    from ``rng``."""
+    r"""Row-norm shifts :math:`\delta c=k\,W_0v+s\zeta/\sqrt d` of an sRF bulk :math:`\tilde W=\sqrt cW_0`, spike v
+    (docs/theory/srf-theory.md §2, "Row norms"): ``slope`` k, ``noise`` s, ζ standard Gaussian from ``rng``."""
     p, d = Wt.shape
     return float(slope) * (Wt @ v) / math.sqrt(c) + float(noise) * rng.standard_normal(p) / math.sqrt(d)
 
@@ -304,14 +303,16 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
         raise InvalidParameterError("readout", rd.label, "the uniform readout for features='cgep'")
     rows_ = _row_params(p, r, c, rd)
     noise_var = nonnegative(noise_var, "noise_var")
-    ks, kn = float(norm_slope), float(norm_noise)
-    het = ks != 0 or kn != 0
+    try:
+        ks, kn = float(norm_slope), float(norm_noise)
+    except (TypeError, ValueError):
+        ks = kn = math.nan
     if not (math.isfinite(ks) and math.isfinite(kn) and kn >= 0):
         raise InvalidParameterError("norm_slope, norm_noise", (norm_slope, norm_noise), "finite, norm_noise >= 0")
-    if het and rd.kind != "uniform":
-        raise InvalidParameterError("readout", rd.label, "the uniform readout with norm_slope or norm_noise")
-    if het and features == "cgep" and len(mu_fns) != 4:
-        raise InvalidParameterError("mu_fns", mu_fns, "(mu0, mu1, mustar, dmu0_dc) with norm_slope or norm_noise")
+    het = ks != 0 or kn != 0
+    if het and (rd.kind != "uniform" or (features == "cgep" and len(mu_fns) != 4)):
+        raise InvalidParameterError("readout" if rd.kind != "uniform" else "mu_fns", rd.label if rd.kind != "uniform"
+                                    else mu_fns, "the uniform readout and, for cgep, (mu0, mu1, mustar, dmu0_dc)")
     s, t = Fn(student, "student"), Fn(teacher, "teacher")
     t0, rows = time.perf_counter(), []
     for k, (rw, rtr, rte, rh) in enumerate(spawn(seed, reps, streams=4)):

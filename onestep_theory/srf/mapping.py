@@ -210,13 +210,15 @@ def resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var=0, c_formu
 
 def _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps: int) -> tuple:
     """(k, s²) of :func:`row_norm_params` at ``dps`` digits."""
-    from ..hermite.expressions import x
+    from ..hermite.expressions import is_odd, x
     from ..hermite.moments import he_expect
 
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
     a0 = to_exact(alpha0, "alpha0", allow_infinite=True)
     et = to_exact(eta, "eta")
+    if not is_odd(s.expr):
+        raise InvalidParameterError("row_norms", s.name, "an odd student (the row-norm derivation uses E sigma'' = 0)")
     with precision(dps):
         mu1 = s.coeff(1, dps)
         he3 = 6 * s.coeff(3, dps)                                 # E[sigma He_3] = E[sigma' He_2] = h_1
@@ -226,7 +228,9 @@ def _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps: int) -> t
         sp2z2 = he_expect(sp.diff(s.expr, x) ** 2 * x**2, dps)    # E[sigma'(z)^2 z^2]
         h2 = sp2z2 - 2 * mu1 * he3 - mu1**2                      # E[h^2], h = (sigma' - mu1) z
         mu2s = t.second_moment(dps) + to_mpf(to_exact(noise_var, "noise_var"), dps)
-        s2 = 4 * to_mpf(et, dps) ** 2 * (h2 - he3**2) * mu2s / to_mpf(a0, dps)
+        mu1c2 = s.deriv_second_moment(dps) - mu1**2              # check mu_1^2 = E sigma'^2 - mu_1^2
+        e2, al = to_mpf(et, dps) ** 2, to_mpf(a0, dps)
+        s2 = 4 * e2 * (h2 - he3**2) * mu2s / al + 2 * e2**2 * mu2s**2 * mu1c2**2 / al**2
         return k, s2
 
 
@@ -237,15 +241,16 @@ def row_norm_params(student, teacher, alpha0, eta, noise_var, r, dps: int = 15) 
 
     .. math::
         k=\frac{2r\,\mathbb E[\sigma He_3]}{\mu_1},\qquad
-        s^2=\frac{4\tilde\eta^2}{\alpha_0}\big(\mathbb E[h^2]-\mathbb E[\sigma He_3]^2\big)\mu_2^\star,\qquad
-        h(z)=(\sigma'(z)-\mu_1)z
+        s^2=\frac{4\tilde\eta^2}{\alpha_0}\big(\mathbb E[h^2]-\mathbb E[\sigma He_3]^2\big)\mu_2^\star
+        +\frac{2\tilde\eta^4}{\alpha_0^2}\mu_2^{\star2}\check\mu_1^4,\qquad h(z)=(\sigma'(z)-\mu_1)z
 
-    (:math:`s=0` for :math:`\alpha_0=\infty`).  Returns ``(k, s2, errors)``: mpf values at ``dps`` digits and their
+    (:math:`s=0` for :math:`\alpha_0=\infty`; the second term is the row-to-row fluctuation of
+    :math:`\|(\Delta W)_i\|^2`).  Odd students only (the derivation uses :math:`\mathbb E\sigma''=0`).  Returns ``(k, s2, errors)``: mpf values at ``dps`` digits and their
     error estimates (the change from a second evaluation at ``dps`` + 10 digits, plus the rounding).
 
     >>> k, s2, err = row_norm_params("tanh", "sin", 20, 3, 0, "1.1340555093")
     >>> round(float(k), 6), round(float(s2), 6)
-    (-1.361511, 0.038282)
+    (-1.361511, 0.039002)
     """
     lo = _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps + GUARD_DIGITS)
     hi = _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps + GUARD_DIGITS + 10)

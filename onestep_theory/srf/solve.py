@@ -210,7 +210,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     ctol = 1e-4 if opt.convergence == "notebook" else 1e-12
 
     def level_setup(level, mp_dps=None):
-        if setup is not None and level == setup.level and mp_dps is None and not setup.mp:
+        if (setup is not None and level == setup.level and mp_dps is None and not setup.mp
+                and (not opt.row_norms or setup.dmu0 is not None)):
             return setup
         if opt.kappa_nodes or opt.inner_nodes:
             f = 2 ** level
