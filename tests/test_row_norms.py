@@ -119,3 +119,55 @@ def test_cli_row_norms_with_groups_refused():
                           "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta", "1", "--lam", "0.1",
                           "--readout", "1:0.5,2:0.5", "--row-norms"], capture_output=True, text=True)
     assert out.returncode == 2 and "--row-norms" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_explicit_zero_heterogeneity_is_result_3_3():
+    """row_norms=(0, 0) with any (r, c, gamma): the same solution as Result 3.3, bit for bit."""
+    kw = dict(r="1.1340555093", c="1.0189732005", gamma="0.9718544445", alpha=3, beta=1, lam="0.1")
+    plain = srf_solve("tanh", "sin", **kw)
+    zero = srf_solve("tanh", "sin", **kw, row_norms=(0, "0"))
+    assert zero.test_error == plain.test_error and zero.order == plain.order
+    assert zero.options["row_norms"] == ["0", "0"]
+
+
+@pytest.mark.parametrize("bad", [(0, -1), ("x", 1), (1, 2, 3), "yes"])
+def test_explicit_heterogeneity_refusals(bad):
+    with pytest.raises(InvalidParameterError, match="row_norms"):
+        srf_solve("tanh", "sin", r=1, c=1, gamma=1, alpha=1, beta=1, lam=1, row_norms=bad)
+
+
+# ------------------------------------------------------------------ the measured map that `srf` quotes
+def test_network_map_is_consistent():
+    """Every entry of the shipped map: both theory values are the package's (float64 solve of the entry's
+    setting), and the two gaps describe the same network mean."""
+    from onestep_theory.srf.network_map import _entries
+
+    entries = _entries()
+    assert len(entries) >= 8
+    for e in entries[:3]:
+        p = e["params"]
+        kw = dict(alpha0=p["alpha0"], eta=p["eta"], alpha=p["alpha"], beta=p["beta"], lam=p["lam"])
+        th = float(srf_solve(p["student"], p["teacher"], **kw).test_error)
+        tc = float(srf_solve(p["student"], p["teacher"], **kw, row_norms=True).test_error)
+        assert abs(th - e["theory"]) < 1e-11 * th and abs(tc - e["theory_corrected"]) < 1e-11 * tc
+        assert e["se"] > 0 and e["seeds"] >= 2
+
+
+def test_srf_quotes_the_map():
+    from onestep_theory.srf.network_map import network_gap
+
+    g = network_gap("tanh", "sin", alpha0="20", eta="3", alpha="3", beta="1", lam="1/10")
+    assert g["exact"] and g["setting"] == "case A"
+    net_u = g["uncorrected"]["theory"] * (1 + g["uncorrected"]["gap_percent"] / 100)
+    net_c = g["corrected"]["theory"] * (1 + g["corrected"]["gap_percent"] / 100)
+    assert abs(net_u - net_c) < 1e-12
+    far = network_gap("tanh", "sin", alpha0="7", eta="3", alpha="3", beta="1", lam="1/10")
+    assert not far["exact"]
+    base = [sys.executable, "-m", "onestep_theory", "srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20",
+            "--eta", "3", "--alpha", "3", "--beta", "1", "--lam", "0.1"]
+    out = subprocess.run(base + ["--row-norms"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "against the one-step network: at this setting" in out.stdout
+    assert "with the row-norm correction" in out.stdout
+    js = json.loads(subprocess.run(base + ["--json"], capture_output=True, text=True).stdout)
+    assert js["network"]["setting"] == "case A" and "gap_percent" in js["network"]["uncorrected"]

@@ -45,16 +45,47 @@ def fit_cell(fit, th):
     return f"{pct(fit['g_inf'], th):+.2f} ± {pct(fit['se'], th):.2f} ({float(fit['chi2']):.1f}/{fit['dof']})"
 
 
-def shift_table(d):
-    """network − variant (% of the theory) per size, and the extrapolation."""
+def predictions(params, spread):
+    """network − variant predicted by the corrected theory (srf-theory.md §4.11), percent of Result 3.3, for the
+    variants whose row norms it describes: none (k = s = 0), the network's (k, s), k alone, or a random spread."""
+    from onestep_theory.srf import srf_params, srf_solve
+    from onestep_theory.srf.mapping import row_norm_params
+
+    p = {k: str(v) for k, v in params.items()}
+    m = srf_params(p["student"], p["teacher"], p["alpha0"], p["eta"], p.get("noise_var", "0"))
+    k, s2, _ = row_norm_params(p["student"], p["teacher"], p["alpha0"], p["eta"], p.get("noise_var", "0"), m.r)
+    kw = dict(r=m.r, c=m.c, gamma=m.gamma, alpha=p["alpha"], beta=p["beta"], lam=p["lam"],
+              noise_var=p.get("noise_var", "0"))
+
+    def eps(rn):
+        return float(srf_solve(p["student"], p["teacher"], **kw, row_norms=rn).test_error)
+
+    th, net = eps((0, 0)), eps((k, s2))
+    none, konly = 100 * (net - th) / th, 100 * (net - eps((k, 0))) / th
+    out = dict.fromkeys(("srf", "equal_norm", "homogeneous", "no_self", "isotropic", "gaussian_bulk"), none)
+    out.update(equal_spike=0.0, fitted_norm=konly, srf_rescaled=konly, theory=none)
+    if spread is not None:
+        out["shuffled_norm"] = 100 * (net - eps((0, spread**2))) / th
+    return out
+
+
+def shift_table(d, store=None):
+    """network − variant (% of the theory) per size, the extrapolation, and the corrected theory's prediction."""
     th = num(d["theory"])
     comps = d["comparisons"]
     sizes = comps["theory"]["sizes"]
-    lines = ["| network − … | " + " | ".join(f"d = {r['d']} ({r['reps']})" for r in sizes) + " | d → ∞ (χ²/ν) |",
-             "|---|" + "---|" * (len(sizes) + 1)]
+    spread = None
+    if store is not None:
+        big = max(r["d"] for r in sizes)
+        spread = mean_se([res["norm_spread"] for dd, res in tasks(store) if dd == big])[0]
+    pred = predictions(d["params"], spread)
+    lines = ["| network − … | " + " | ".join(f"d = {r['d']} ({r['reps']})" for r in sizes)
+             + " | d → ∞ (χ²/ν) | predicted (§4.11) |", "|---|" + "---|" * (len(sizes) + 2)]
     for name, comp in comps.items():
         label = "theory (Result 3.1 → 3.3)" if name == "theory" else f"`{name}`: {NAMES.get(name, name)}"
-        lines.append(f"| {label} | " + " | ".join(cell(r, th) for r in comp["sizes"]) + f" | {fit_cell(comp['fit'], th)} |")
+        pr = f"{pred[name]:+.2f}" if name in pred else ""
+        lines.append(f"| {label} | " + " | ".join(cell(r, th) for r in comp["sizes"])
+                     + f" | {fit_cell(comp['fit'], th)} | {pr} |")
     return "\n".join(lines)
 
 
@@ -108,19 +139,25 @@ def map_table():
              "| network − `srf` | network − `equal_norm` | norm slope against w⁰ᵢ·v̂, measured (predicted) |",
              "|---|---|---|---|---|---|---|---|"]
     entries = []
-    con = sqlite3.connect(RUN / "mechanism_map.sqlite")
-    stored = [(json.loads(p), json.loads(res)) for p, res in con.execute("select params, result from tasks")]
-    con.close()
-    for tag, label in MAP:
-        f = RUN / f"mechanism_map_{tag}.json"
+    stored = []
+    for store in ("mechanism_map.sqlite", "mechanism_A.sqlite"):
+        con = sqlite3.connect(RUN / store)
+        stored += [(json.loads(p), json.loads(res)) for p, res, dd in
+                   con.execute("select params, result, d from tasks") if dd == 1000]
+        con.close()
+    for tag, label in [("A", "case A")] + MAP:
+        f = RUN / (f"mechanism_map_{tag}.json" if tag != "A" else "mechanism_A.json")
         if not f.exists():
             continue
         d = json.load(open(f))
+        if tag == "A":      # the centre of the map: case A's ablation study at d = 1000
+            d = dict(d, comparisons={k: dict(v, sizes=[r for r in v["sizes"] if r["d"] == 1000])
+                                     for k, v in d["comparisons"].items()})
         th = num(d["theory"])
         c = d["comparisons"]
         params = {k: v for k, v in d["params"].items()}
-        slopes = [res["norm_slope_v"] for p, res in stored
-                  if all(str(p.get(k)) == str(v) for k, v in params.items() if k != "root_seed")]
+        slopes = [res["norm_slope_v"] for p, res in stored if "norm_slope_v" in res
+                  and all(str(p.get(k)) == str(v) for k, v in params.items() if k != "root_seed")]
         m, se = mean_se(slopes) if len(slopes) > 1 else (math.nan, math.nan)
         row = {k: c[k]["sizes"][0] for k in ("theory", "srf", "equal_norm")}
         pred = predicted_slope(params)
@@ -160,8 +197,9 @@ def main():
     txt = (OUT / "mechanism_template.md").read_text()
     A, A4, B = load("mechanism_A.json"), load("mechanism_A3000.json"), load("mechanism_B.json")
     txt = txt.replace("{{A_THEORY}}", f"{num(A['theory']):.10f}").replace("{{B_THEORY}}", f"{num(B['theory']):.10f}")
-    txt = txt.replace("{{A_TABLE}}", shift_table(A)).replace("{{A3000_TABLE}}", shift_table(A4))
-    txt = txt.replace("{{B_TABLE}}", shift_table(B))
+    txt = txt.replace("{{A_TABLE}}", shift_table(A, "mechanism_A.sqlite"))
+    txt = txt.replace("{{A3000_TABLE}}", shift_table(A4, "mechanism_A3000.sqlite"))
+    txt = txt.replace("{{B_TABLE}}", shift_table(B, "mechanism_B.sqlite"))
     txt = txt.replace("{{NORM_TABLE}}", diag_table("mechanism_A3000.sqlite", [
         ("norm_slope", "slope of ‖bᵢ‖² against w⁰ᵢ·θ"), ("norm_noise", "rest of the spread, × √d"),
         ("norm_slope_v", "slope of ‖bᵢ‖² against w⁰ᵢ·v̂"), ("norm_noise_v", "rest of the spread, × √d"),

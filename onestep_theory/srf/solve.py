@@ -20,7 +20,7 @@ import mpmath
 import numpy as np
 
 from ..core.errors import ConvergenceError, InvalidParameterError
-from ..core.exact import check_dps, float_in, to_exact, to_mpf
+from ..core.exact import check_dps, check_real, float_in, to_exact, to_mpf
 from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import digits_of, provenance
 from ..hermite.activation import Activation
@@ -73,9 +73,10 @@ class SRFOptions:
 
     ``row_norms=True`` (docs/theory/srf-theory.md §4.11): the correction for the row-norm heterogeneity of the
     giant step (§2 "Row norms"), which Result 3.3 leaves out and which puts the network several percent from it
-    (docs/studies/mechanism.md).  Network use case only ((r, c, γ) from α0 and η̃), square loss, F3 prior, a
-    twice-differentiable student; the solution's ``extra`` then holds the heterogeneity ``row_norm_k`` and
-    ``row_norm_s2``.
+    (docs/studies/mechanism.md); (r, c, γ) from α0 and η̃.  ``row_norms=(k, s2)``: a given heterogeneity (squared
+    row norms :math:`c+k\,w_i^{0\top}v+s\zeta_i/\sqrt d`, e.g. measured on trained weights), with any (r, c, γ).
+    Square loss, F3 prior, a twice-differentiable odd student; the solution's ``extra`` then holds ``row_norm_k``
+    and ``row_norm_s2``.
     """
 
     c_formula: str = "corrected"
@@ -93,7 +94,7 @@ class SRFOptions:
     convergence: str = "all"
     fallback: bool = True
     loss: object = None
-    row_norms: bool = False
+    row_norms: object = False
 
     _CHOICES = {"c_formula": ("corrected", "v1"), "spectrum": ("mp", "empirical"), "mp_method": ("closed", "quad"),
                 "continuation": ("auto", "off"), "convergence": ("all", "notebook")}
@@ -122,6 +123,13 @@ class SRFOptions:
             opt = dataclasses.replace(opt, loss=None if isinstance(opt.loss, str) and lo.name == "square" else lo)
         if not 0 <= float(opt.damping) < 1:
             raise InvalidParameterError("damping", opt.damping, "a real number in [0, 1)")
+        if opt.row_norms is not True and opt.row_norms is not False:
+            rn = opt.row_norms
+            if not (isinstance(rn, (tuple, list)) and len(rn) == 2):
+                raise InvalidParameterError("row_norms", rn, "True, False or a pair (k, s2) with s2 >= 0")
+            check_real(rn[0], "row_norms k", None, None)
+            check_real(rn[1], "row_norms s2", 0, None)
+            opt = dataclasses.replace(opt, row_norms=tuple(rn))
         for k in ("kappa_nodes", "inner_nodes"):
             v = getattr(opt, k)
             if v is not None and not (isinstance(v, int) and 2 <= v <= 4001):
@@ -194,16 +202,21 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         o.loss, o.teacher_fn = opt.loss, t.numpy()
         o.teacher_kinks = tuple(float(b) for b in breakpoints(t.expr))
     rn = None
-    if opt.row_norms:
-        if mapping is None:
-            raise InvalidParameterError("row_norms", True, "alpha0 and eta (the correction is a property of the "
-                                        "network's step), not r, c, gamma")
+    if opt.row_norms is not False:
         bad = ("the general loss" if opt.loss is not None else "spectrum='empirical'" if opt.spectrum != "mp" else
                "the notebook's fixed rules" if (opt.kappa_nodes or opt.inner_nodes) else None)
         if bad:
-            raise InvalidParameterError("row_norms", True, f"the square loss, the F3 prior and the default rules "
-                                        f"(not {bad})")
-        rn = row_norm_params(student, teacher, alpha0, eta, noise_var, rr, dps or 15)
+            raise InvalidParameterError("row_norms", opt.row_norms, f"the square loss, the F3 prior and the default "
+                                        f"rules (not {bad})")
+        if opt.row_norms is True:
+            if mapping is None:
+                raise InvalidParameterError("row_norms", True, "alpha0 and eta (the correction is a property of the "
+                                            "network's step), or an explicit (k, s2)")
+            rn = row_norm_params(student, teacher, alpha0, eta, noise_var, rr, dps or 15)
+        else:                   # an explicit heterogeneity (k, s2): exact, no error of its own
+            with precision(dps or 15):
+                rn = (*(_mpf_exact(v, n) for v, n in zip(opt.row_norms, ("row_norms k", "row_norms s2"))),
+                      {"k": 0.0, "s2": 0.0})
         o.row_norms = (float(rn[0]), float(rn[1]))
     x = tuple(float(v) for v in init) if init is not None else (0.0, 0.0, 0.0, 0.1, 0.1, 1.0, 1.0)
     conv_keys = ("q1", "m", "q2", "theta", "psi") if opt.convergence == "notebook" else None
@@ -211,14 +224,14 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
 
     def level_setup(level, mp_dps=None):
         if (setup is not None and level == setup.level and mp_dps is None and not setup.mp
-                and (not opt.row_norms or setup.dmu0 is not None)):
+                and (opt.row_norms is False or setup.dmu0 is not None)):
             return setup
         if opt.kappa_nodes or opt.inner_nodes:
             f = 2 ** level
             return srf_setup(student, teacher, rr, cc, gg, dps=mp_dps, kappa_nodes=(opt.kappa_nodes or 101) * f,
                              inner_nodes=(opt.inner_nodes or 61) * f)
         digits = 16 if mp_dps is None else dps + 2
-        return srf_setup(student, teacher, rr, cc, gg, digits=digits, level=level, dps=mp_dps, curvature=opt.row_norms)
+        return srf_setup(student, teacher, rr, cc, gg, digits=digits, level=level, dps=mp_dps, curvature=opt.row_norms is not False)
 
     # ---- float64: level 0 from the start (or warm start), then each refinement warm-started
     total_it = 0
@@ -326,7 +339,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         residual=res, status=status,
         options=dict(c_formula=opt.c_formula, spike_channel=opt.spike_channel, spectrum=opt.spectrum,
                      cross_term=opt.cross_term, kappa_nodes=S.nodes[0], inner=S.nodes[1], level=lev,
-                     convergence=opt.convergence, damping=opt.damping, row_norms=opt.row_norms),
+                     convergence=opt.convergence, damping=opt.damping,
+                     row_norms=opt.row_norms if isinstance(opt.row_norms, bool) else [str(v) for v in opt.row_norms]),
         dps=dps, extra=({k: vals[k] for k in ("class_error", "train_loss")} | {"loss": opt.loss.name}
                         if opt.loss is not None else {}) | ({"row_norm_k": rn[0], "row_norm_s2": rn[1]}
                                                             if rn is not None else {}),
