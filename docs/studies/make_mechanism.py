@@ -17,7 +17,7 @@ PKG = OUT.parents[1] / "onestep_theory" / "srf" / "network_map.json"
 NAMES = {"srf": "sRF surrogate √ĉ W⁰ + 1Δ̄ᵀ", "ideal_spike": "spike independent of the bulk",
          "gaussian_bulk": "Gaussian bulk, same row covariance", "homogeneous": "equal spike and equal norm",
          "equal_spike": "equal spike component", "equal_norm": "equal row norms",
-         "shuffled_norm": "row norms permuted", "fitted_norm": "norms on their line against w⁰ᵢ·θ",
+         "shuffled_norm": "row norms permuted", "fitted_norm": "norms on their line against w⁰ᵢ·v̂",
          "srf_rescaled": "sRF surrogate with the predicted norms", "no_f0": "step without the initial output",
          "no_shared": "step without the shared direction W⁰ᵀ1", "no_self": "fluctuation without the own-row part",
          "isotropic": "isotropic fluctuation, same norm", "degree2": "σ′ truncated at Hermite degree 2"}
@@ -69,10 +69,12 @@ def predictions(params, spread):
     return out
 
 
-def shift_table(d, store=None):
-    """network − variant (% of the theory) per size, the extrapolation, and the corrected theory's prediction."""
+def shift_table(d, store=None, fits=None):
+    """network − variant (% of the theory) per size, the extrapolation (from ``fits``, the same study refitted in
+    d^-1), and the corrected theory's prediction."""
     th = num(d["theory"])
     comps = d["comparisons"]
+    fitc = (fits or d)["comparisons"]
     sizes = comps["theory"]["sizes"]
     spread = None
     if store is not None:
@@ -80,12 +82,12 @@ def shift_table(d, store=None):
         spread = mean_se([res["norm_spread"] for dd, res in tasks(store) if dd == big])[0]
     pred = predictions(d["params"], spread)
     lines = ["| network − … | " + " | ".join(f"d = {r['d']} ({r['reps']})" for r in sizes)
-             + " | d → ∞ (χ²/ν) | predicted (§4.11) |", "|---|" + "---|" * (len(sizes) + 2)]
+             + " | d → ∞, fit in d⁻¹ (χ²/ν) | predicted (§4.11) |", "|---|" + "---|" * (len(sizes) + 2)]
     for name, comp in comps.items():
         label = "theory (Result 3.1 → 3.3)" if name == "theory" else f"`{name}`: {NAMES.get(name, name)}"
         pr = f"{pred[name]:+.2f}" if name in pred else ""
         lines.append(f"| {label} | " + " | ".join(cell(r, th) for r in comp["sizes"])
-                     + f" | {fit_cell(comp['fit'], th)} | {pr} |")
+                     + f" | {fit_cell(fitc[name]['fit'], th)} | {pr} |")
     return "\n".join(lines)
 
 
@@ -125,7 +127,8 @@ def srf_rows(files):
         d = load(f)
         th = num(d["theory"])
         comp = d["comparisons"]["theory"]
-        lines.append(f"| {label} | " + " | ".join(cell(r, th) for r in comp["sizes"]) + f" | {fit_cell(comp['fit'], th)} |")
+        fit = load(f.replace(".json", "_e1.json"))["comparisons"]["theory"]["fit"]
+        lines.append(f"| {label} | " + " | ".join(cell(r, th) for r in comp["sizes"]) + f" | {fit_cell(fit, th)} |")
     return "\n".join(lines)
 
 
@@ -136,8 +139,8 @@ MAP = [("eta0.5", "η̃ = 0.5"), ("eta1", "η̃ = 1"), ("eta2", "η̃ = 2"), ("e
 
 def map_table():
     lines = ["| setting (else case A) | theory ε_g | network − theory | corrected theory (§4.11) | network − corrected "
-             "| network − `srf` | network − `equal_norm` | norm slope against w⁰ᵢ·v̂, measured (predicted) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| network − `srf` | network − `equal_norm` | predicted by §4.11 | norm slope against w⁰ᵢ·v̂, measured "
+             "(predicted) |", "|---|---|---|---|---|---|---|---|---|"]
     entries = []
     stored = []
     for store in ("mechanism_map.sqlite", "mechanism_A.sqlite"):
@@ -164,7 +167,8 @@ def map_table():
         corr_th = corrected_theory(params)
         gc = {"gap": num(row["theory"]["gap"]) + th - corr_th, "se": row["theory"]["se"]}
         lines.append(f"| {label} | {th:.6f} | {cell(row['theory'], th)} | {corr_th:.6f} | {cell(gc, corr_th)} | "
-                     f"{cell(row['srf'], th)} | {cell(row['equal_norm'], th)} | {m:+.3f} ± {se:.3f} ({pred:+.3f}) |")
+                     f"{cell(row['srf'], th)} | {cell(row['equal_norm'], th)} | {100 * (corr_th - th) / th:+.2f} | "
+                     f"{m:+.3f} ± {se:.3f} ({pred:+.3f}) |")
         corr = corrected_theory(params)
         entries.append({"setting": label, "params": {k: str(v) for k, v in params.items() if k != "variants"},
                         "d": row["theory"]["d"], "seeds": row["theory"]["reps"], "theory": th,
@@ -197,9 +201,9 @@ def main():
     txt = (OUT / "mechanism_template.md").read_text()
     A, A4, B = load("mechanism_A.json"), load("mechanism_A3000.json"), load("mechanism_B.json")
     txt = txt.replace("{{A_THEORY}}", f"{num(A['theory']):.10f}").replace("{{B_THEORY}}", f"{num(B['theory']):.10f}")
-    txt = txt.replace("{{A_TABLE}}", shift_table(A, "mechanism_A.sqlite"))
-    txt = txt.replace("{{A3000_TABLE}}", shift_table(A4, "mechanism_A3000.sqlite"))
-    txt = txt.replace("{{B_TABLE}}", shift_table(B, "mechanism_B.sqlite"))
+    txt = txt.replace("{{A_TABLE}}", shift_table(A, "mechanism_A.sqlite", load("mechanism_A_e1.json")))
+    txt = txt.replace("{{A3000_TABLE}}", shift_table(A4, "mechanism_A3000.sqlite", load("mechanism_A3000_e1.json")))
+    txt = txt.replace("{{B_TABLE}}", shift_table(B, "mechanism_B.sqlite", load("mechanism_B_e1.json")))
     txt = txt.replace("{{NORM_TABLE}}", diag_table("mechanism_A3000.sqlite", [
         ("norm_slope", "slope of ‖bᵢ‖² against w⁰ᵢ·θ"), ("norm_noise", "rest of the spread, × √d"),
         ("norm_slope_v", "slope of ‖bᵢ‖² against w⁰ᵢ·v̂"), ("norm_noise_v", "rest of the spread, × √d"),

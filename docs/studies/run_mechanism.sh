@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The studies of docs/studies/mechanism.md (2 cores: about 100 minutes; a rerun reuses every stored task).
+# The studies of docs/studies/mechanism.md (about two hours on 2 cores; a rerun reuses every stored task).
 # Stores: mechanism_*.sqlite in the current folder; outputs: mechanism_*.json.
 set -euo pipefail
 W="--workers ${WORKERS:-2} --resume --json --quiet"
