@@ -168,6 +168,6 @@ def test_srf_quotes_the_map():
     out = subprocess.run(base + ["--row-norms"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "against the one-step network: at this setting" in out.stdout
-    assert "with the row-norm correction" in out.stdout
+    assert "with the row-norm correction" in out.stdout and "at this setting" in out.stdout
     js = json.loads(subprocess.run(base + ["--json"], capture_output=True, text=True).stdout)
     assert js["network"]["setting"] == "case A" and "gap_percent" in js["network"]["uncorrected"]

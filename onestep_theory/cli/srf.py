@@ -154,14 +154,15 @@ def _network_note(args):
                     lam=args.lam)
     if g is None:
         return None
-    where = "at this setting" if g["exact"] else f"at the nearest mapped setting ({g['setting']}, else case A)"
+    where = ("at this setting" if g["exact"] else "at the nearest mapped setting (case A)" if g["setting"] == "case A"
+             else f"at the nearest mapped setting ({g['setting']}, else as case A)")
     which = "with" if args.row_norms else "without"
     key = "corrected" if args.row_norms else "uncorrected"
     gap, se = g[key]["gap_percent"], g[key]["se_percent"]
     lo, hi = g[key]["range_percent"]
     line = (f"against the one-step network: {where} the network's test error was {gap:+.1f} +/- {se:.1f} % from "
-            f"this theory {which} the row-norm correction (d = {g['d']}, {g['seeds']} seeds; over the map {lo:+.1f} "
-            f"to {hi:+.1f} %; {g['reference']}).")
+            f"the theory there, {which} the row-norm correction (d = {g['d']}, {g['seeds']} seeds; over the map "
+            f"{lo:+.1f} to {hi:+.1f} %; {g['reference']}).")
     return g, line
 
 

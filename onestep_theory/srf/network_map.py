@@ -31,8 +31,8 @@ def _distance(e, want) -> float:
     p = e["params"]
     out = 0.0 if (p["student"], p["teacher"]) == (want["student"], want["teacher"]) else 10.0
     for k in ("alpha", "beta", "alpha0", "eta", "lam"):
-        a, b = float(p[k]), float(want[k])
-        out += abs(math.log(a / b)) if a > 0 and b > 0 and math.isfinite(a * b) else 10.0
+        a, b = (min(float(v), 1e6) for v in (p[k], want[k]))       # alpha0 = inf: nearest to the largest mapped
+        out += abs(math.log(a / b)) if a > 0 and b > 0 else 10.0
     return out
 
 

@@ -231,7 +231,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             return srf_setup(student, teacher, rr, cc, gg, dps=mp_dps, kappa_nodes=(opt.kappa_nodes or 101) * f,
                              inner_nodes=(opt.inner_nodes or 61) * f)
         digits = 16 if mp_dps is None else dps + 2
-        return srf_setup(student, teacher, rr, cc, gg, digits=digits, level=level, dps=mp_dps, curvature=opt.row_norms is not False)
+        return srf_setup(student, teacher, rr, cc, gg, digits=digits, level=level, dps=mp_dps,
+                         curvature=opt.row_norms is not False)
 
     # ---- float64: level 0 from the start (or warm start), then each refinement warm-started
     total_it = 0
