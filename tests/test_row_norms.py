@@ -171,3 +171,20 @@ def test_srf_quotes_the_map():
     assert "with the row-norm correction" in out.stdout and "at this setting" in out.stdout
     js = json.loads(subprocess.run(base + ["--json"], capture_output=True, text=True).stdout)
     assert js["network"]["setting"] == "case A" and "gap_percent" in js["network"]["uncorrected"]
+
+
+def test_study_compares_with_the_corrected_theory_on_the_same_tasks(tmp_path):
+    """`row_norms` is a theory-only option of the giant-step study: the tasks (seeds, store keys) are the same, so
+    a study asked again with it reuses every task and only its theory changes (to srf_solve(row_norms=True))."""
+    from onestep_theory.study import run_study
+
+    params = dict(student="tanh", teacher="sin", alpha=3, beta=1, lam=0.1, alpha0=20, eta=3, n_test=500)
+    store = tmp_path / "s.sqlite"
+    first = run_study("giant-step", params, [40, 60], 2, store=str(store))
+    again = run_study("giant-step", dict(params, row_norms=True), [40, 60], 2, store=str(store))
+    assert first.run["executed"] == 4 and again.run["executed"] == 0 and again.run["reused"] == 4
+    corr = srf_solve("tanh", "sin", alpha0="20", eta="3", alpha="3", beta="1", lam="0.1", row_norms=True)
+    assert abs(again.theory - float(corr.test_error)) < 1e-12
+    assert again.params["row_norms"] is True
+    g1, g2 = first.sizes[0]["gap"], again.sizes[0]["gap"]
+    assert abs((g2 - g1) - (first.theory - again.theory)) < 1e-12

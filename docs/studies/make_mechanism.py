@@ -219,6 +219,25 @@ def extrapolated_vs_corrected():
     return "\n".join(lines)
 
 
+def network_studies():
+    """The network extrapolated at two map points (study giant-step, the same tasks compared with both theories)."""
+    lines = ["| setting | per size: network − Result 3.3 | g∞ − Result 3.3 (d⁻¹; χ²/ν) | g∞ − corrected | "
+             "Result 3.3 inside? | corrected inside? |", "|---|---|---|---|---|---|"]
+    for tag, label in (("a0100", "α0 = 100"), ("alpha1", "α = 1")):
+        d = load(f"mechanism_net_{tag}.json")
+        th = num(d["theory"])
+        per = ", ".join(f"{r['d']}: {cell(r, th)}" for r in d["comparisons"]["theory"]["sizes"])
+        cells = []
+        for f in (f"mechanism_net_{tag}_e1.json", f"mechanism_net_{tag}_rn_e1.json"):
+            e = load(f)
+            fit, t = e["comparisons"]["theory"]["fit"], num(e["theory"])
+            cells.append((f"{100 * num(fit['g_inf']) / t:+.2f} ± {100 * num(fit['se']) / t:.2f} "
+                          f"({float(fit['chi2']):.1f}/{fit['dof']})", fit["theory_inside"]))
+        yes = {True: "yes", False: "**no**", None: "no verdict"}
+        lines.append(f"| {label} | {per} | {cells[0][0]} | {cells[1][0]} | {yes[cells[0][1]]} | {yes[cells[1][1]]} |")
+    return "\n".join(lines)
+
+
 def main():
     txt = (OUT / "mechanism_template.md").read_text()
     A, A4, B = load("mechanism_A.json"), load("mechanism_A3000.json"), load("mechanism_B.json")
@@ -249,6 +268,7 @@ def main():
     txt = txt.replace("{{K_PRED}}", f"{float(k):+.4f}").replace("{{KG_PRED}}", f"{float(k * pa.gamma):+.4f}")
     txt = txt.replace("{{S_PRED}}", f"{math.sqrt(float(s2)):.4f}")
     txt = txt.replace("{{EXTRAP_TABLE}}", extrapolated_vs_corrected())
+    txt = txt.replace("{{NET_TABLE}}", network_studies())
     table, entries = map_table()
     txt = txt.replace("{{MAP_TABLE}}", table)
     (OUT / "mechanism.md").write_text(txt)

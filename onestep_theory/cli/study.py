@@ -17,7 +17,7 @@ COMMANDS: dict = {}
 _PARAMS = {"student": "student", "teacher": "teacher", "alpha": "alpha", "beta": "beta", "lam": "lam",
            "alpha0": "alpha0", "eta": "eta", "r": "r", "c": "c", "gamma": "gamma", "phi": "phi", "psi": "psi",
            "ell": "ell", "noise_var": "noise_var", "n_test": "n_test", "variants": "variants",
-           "features": "features", "norm_slope": "norm_slope", "norm_noise": "norm_noise"}
+           "features": "features", "norm_slope": "norm_slope", "norm_noise": "norm_noise", "row_norms": "row_norms"}
 
 
 def _params(args, pr):
@@ -67,7 +67,7 @@ def _run(args):
     plan_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare,
                exponents=tuple(args.exponents), workers=args.workers)   # every check before the store is touched
     with ResultStore(args.store) as st:
-        tag = dict(params, root_seed=args.seed)
+        tag = dict(protocol_of(args.protocol).simulation_params(params), root_seed=args.seed)
         done = sum(st.has(args.protocol, tag, d, k) for d, n in zip(sizes, reps) for k in range(n))
         if done and not args.resume:
             raise InvalidParameterError("--store", args.store, f"a new store, or --resume: it already holds {done} "
@@ -131,6 +131,9 @@ def _setup(p):
                         "direction (the ablation's norm_slope_v; docs/theory/srf-theory.md §2, Row norms)")
     p.add_argument("--norm-noise", type=float_arg("--norm-noise"),
                    help="srf: row-norm heterogeneity, the spread s of the rest (times sqrt d)")
+    p.add_argument("--row-norms", action="store_const", const=True, default=None,
+                   help="giant-step, ablation: compare with the theory corrected for the step's row norms "
+                        "(docs/theory/srf-theory.md §4.11); the stored tasks are the same")
     p.add_argument("--variants", type=_variants_arg,
                    help="ablation: the variants to build, comma-separated (default all; docs/studies/mechanism.md)")
     p.add_argument("--key", help="simulated quantity (default: test_error; delta or lambda_test; m1, m2, ...)")

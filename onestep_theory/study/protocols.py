@@ -46,6 +46,11 @@ class Protocol:
     #: A task's paired reference ``name`` is its result ``prefix + name``.
     paired_prefix: str = "theory_"
 
+    def simulation_params(self, params: dict) -> dict:
+        """The parameters that define a task (its seed and its store key): all but the theory-only ``row_norms``
+        (compare with the corrected theory of docs/theory/srf-theory.md §4.11; the stored tasks are reused)."""
+        return {k: v for k, v in params.items() if k != "row_norms"}
+
     def paired_for(self, params: dict) -> tuple:
         """The paired references a study of ``params`` has (an ablation: the variants it builds)."""
         if self.name == "ablation" and params.get("variants") is not None:
@@ -99,6 +104,8 @@ class Protocol:
 
             extra = ({"alpha0": repr(p["alpha0"]), "eta": repr(p["eta"])} if self.name != "srf"
                      else {n: repr(p[n]) for n in ("r", "c", "gamma")})
+            if p.get("row_norms"):
+                extra["row_norms"] = True
             sol = srf_solve(p["student"], p["teacher"], alpha=repr(p["alpha"]), beta=repr(p["beta"]),
                             lam=repr(p["lam"]), noise_var=repr(p.get("noise_var", 0.0)), **extra)
             return float(sol.test_error), float(sol.abs_error)
@@ -154,13 +161,14 @@ _SRF = ("student", "teacher", "alpha", "beta", "lam")
 _SPIKE = ("student", "phi", "psi", "lam")
 #: Protocols by name.
 PROTOCOLS = {
-    "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test"),
+    "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "row_norms"),
                            ("test_error",), paired=("f1", "measured")),
     "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test", "features", "norm_slope", "norm_noise"),
                     ("test_error",)),
     "spike-model": Protocol("spike-model", _SPIKE + ("teacher",), ("ell", "noise_var"), ("delta", "lambda_test")),
     "traces": Protocol("traces", _SPIKE, ("bulk",), ("m1", "m2", "dm1_dlam", "dm2_dlam")),
-    "ablation": Protocol("ablation", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "variants"), ("test_error",),
+    "ablation": Protocol("ablation", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "variants", "row_norms"),
+                         ("test_error",),
                          paired=VARIANTS[1:], paired_prefix="ablation_"),
 }
 

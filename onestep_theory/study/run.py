@@ -192,6 +192,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     if target_se is not None and (not isinstance(max_reps, int) or not max(reps.values()) <= max_reps <= 1000):
         raise InvalidParameterError("max_reps", max_reps, "an integer in [reps, 1000]")
     th, th_err = pr.theory(params, key) if theory is None else (float(theory[0]), float(theory[1]))
+    full, params = params, pr.simulation_params(params)       # the tasks do not depend on theory-only options
     own = not isinstance(store, ResultStore)
     st = ResultStore(store if store is not None else ":memory:") if own else store
     tag = dict(params, root_seed=int(root_seed))
@@ -244,7 +245,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
         comparisons[name] = {"sizes": table, "fit": _fit(table, tuple(exponents))}
     chosen = comparisons[compare]
     return StudyResult(
-        protocol=protocol, params=params, key=key, compare=compare, theory=th, theory_error=th_err,
+        protocol=protocol, params=full, key=key, compare=compare, theory=th, theory_error=th_err,
         sizes=chosen["sizes"], fit=chosen["fit"], comparisons=comparisons, root_seed=int(root_seed),
         run={"executed": executed, "reused": reused, "seconds": time.perf_counter() - t0, "executor": executor},
         provenance=provenance(method="one task per (d, seed index), SeedSequence([root, hash, d, k]), one BLAS "
