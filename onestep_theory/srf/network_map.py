@@ -1,11 +1,11 @@
 r"""How far the sRF theory is known to be from the one-step network: the measured map of docs/studies/mechanism.md.
 
-The sRF theory (Results 3.1–3.3) describes the network after one giant step up to the row-norm heterogeneity of the
-step (docs/theory/srf-theory.md §2, "Row norms"), which it leaves out (``row_norms=True`` corrects for it, §4.11).
-The map (``network_map.json``, written by docs/studies/make_mechanism.py from docs/studies/run_mechanism.sh) holds
-the measured gap network − theory at d = 1000 around case A, with its standard error over seeds, and both theory
-values.  :func:`network_gap` returns the entry for a
-setting: the same setting if it was mapped, else the nearest one, and the range over the whole map.
+Results 3.1–3.3 leave out the row-norm heterogeneity of the giant step (docs/theory/srf-theory.md §2, "Row norms";
+``row_norms=True`` corrects for it, §4.11), the largest difference from the network found so far.  The map
+(``network_map.json``, written by docs/studies/make_mechanism.py from docs/studies/run_mechanism.sh) holds the
+measured gap network − theory at d = 1000 around case A, with its standard error over seeds, and both theory
+values.  :func:`network_gap` returns the entry for a setting (the same setting if it was mapped, else the nearest
+one) and the range over the whole map.
 """
 
 from __future__ import annotations
