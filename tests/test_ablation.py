@@ -292,4 +292,11 @@ def test_dmu0_dc_is_half_the_mean_second_derivative():
     with mp.workdps(20):
         ref = [0.5 * mp.quad(lambda z, k=k: -2 * mp.tanh(r * k + mp.sqrt(c) * z) * mp.sech(r * k + mp.sqrt(c) * z) ** 2
                              * mp.npdf(z), [-mp.inf, 0, mp.inf]) for k in kap]
-    np.testing.assert_allclose(got, np.array(ref, dtype=float), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got, np.array(ref, dtype=float), rtol=1e-12, atol=1e-15)
+    # the heat equation itself: d mu0/dc by a central difference of cge_coeffs in c, step h = 1e-3: truncation
+    # h^2/6 |d^3 mu0/dc^3| with |d^3 mu0/dc^3| = |E sigma^(6)|/8 <= 7 (max |tanh^(6)| = 52.2), rounding ~ eps/h
+    from onestep_theory.srf.cge import cge_coeffs
+
+    h = 1e-3
+    fd = (cge_coeffs("tanh", r, c + h, kap)[0] - cge_coeffs("tanh", r, c - h, kap)[0]) / (2 * h)
+    np.testing.assert_allclose(got, fd, rtol=0, atol=7 * h * h / 6 + 1e-12)

@@ -80,16 +80,17 @@ def test_claimed_error_is_a_bound(dps):
 
 @pytest.mark.slow
 def test_printed_digits_on_the_user_path(tmp_path):
-    """`srf --row-norms --dps 20 --json` with exact strings: every printed digit within the printed error of a
-    dps-40 reference; the network note names the correction."""
-    ref = srf_solve("tanh", "sin", **CASE_A, row_norms=True, dps=40)
+    """`srf --row-norms --dps 30 --json` as a user types it (exact strings, alpha0 and eta): the printed value within
+    its printed error of the dps-50 reference, and 30 digits claimed; the network note names the correction."""
+    ref = srf_solve("tanh", "sin", **CASE_A, row_norms=True, dps=50)
     cmd = [sys.executable, "-m", "onestep_theory", "srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20",
-           "--eta", "3", "--alpha", "3", "--beta", "1", "--lam", "1/10", "--row-norms", "--dps", "20"]
+           "--eta", "3", "--alpha", "3", "--beta", "1", "--lam", "1/10", "--row-norms", "--dps", "30"]
     out = subprocess.run(cmd + ["--json"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     got, err = Fraction(d["test_error"]), Fraction(d["abs_error"])
-    assert abs(got - Fraction(mpmath.nstr(ref.test_error, 45))) <= err + Fraction(1, 10**44)
+    assert abs(got - Fraction(mpmath.nstr(ref.test_error, 55))) <= err + Fraction(1, 10**54)
+    assert int(d["digits"]) >= 30
     assert d["options"]["row_norms"] is True
     assert Fraction(d["row_norm_k"]) < 0
     text = subprocess.run(cmd, capture_output=True, text=True).stdout

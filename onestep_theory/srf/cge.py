@@ -23,17 +23,18 @@ import flint
 import numpy as np
 import sympy as sp
 
+from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from ..core.exact import to_float
 from ..core.precision import arb_to_mpf, precision
 from ..core.results import VouchedResult, provenance
 from ..hermite.activation import Activation
 from ..hermite.evaluate import as_arb
-from ..hermite.expressions import pieces, x
+from ..hermite.expressions import breakpoints, pieces, x
 from ..hermite.gauss import trunc_moments
 from .smoothing import is_piecewise_polynomial, smooth, smooth_arb
 
-__all__ = ["cge_coeffs", "cge_arb", "cge_values", "CGEValues", "cge_symbolic"]
+__all__ = ["cge_coeffs", "cge_arb", "cge_values", "CGEValues", "cge_symbolic", "second_derivative", "cge_curvature"]
 
 
 def cge_coeffs(student, r, c, kappa, *, backend: str | None = None, nodes: int = 61, dps: int | None = None,
@@ -66,6 +67,24 @@ def cge_coeffs(student, r, c, kappa, *, backend: str | None = None, nodes: int =
     e0, e1, e2 = smooth(student, float(r) * kap, sc, backend=backend, nodes=nodes, digits=digits, level=level)
     mu1 = e1 / sc
     return e0, mu1, np.maximum(0.0, e2 - e0 * e0 - c_f * mu1 * mu1)
+
+
+@cached(maxsize=32)
+def second_derivative(student) -> Activation:
+    """σ'' as an activation (built once per student), for a twice-differentiable student; a clear error if σ has
+    kinks (docs/theory/srf-theory.md §3, "Corrected conditional mean")."""
+    s = Activation.from_any(student, "student")
+    if breakpoints(s.expr):
+        raise InvalidParameterError("row_norms", s.name, "a twice-differentiable student (no kinks): the "
+                                    "row-norm correction needs sigma''")
+    return Activation.from_any(sp.diff(s.expr, x, 2), "student")
+
+
+def cge_curvature(student, r, c, kappa, *, digits: float | None = None, level: int = 0):
+    r""":math:`\partial_c\mu_0(\kappa)=\tfrac12\mathbb E_z\sigma''(r\kappa+\sqrt cz)` (heat equation applied to
+    (15); docs/theory/srf-theory.md §3, "Corrected conditional mean") in float64 over an array ``kappa``."""
+    return 0.5 * smooth(second_derivative(student), float(r) * np.asarray(kappa, dtype=float), math.sqrt(float(c)),
+                        digits=digits, level=level)[0]
 
 
 def cge_arb(student, r, c, kappa, *, backend=None, nodes=61, digits=None, level=0):

@@ -15,21 +15,18 @@ import math
 import flint
 import mpmath
 import numpy as np
-import sympy as sp
 
 from ..core.caches import cached
-from ..core.errors import InvalidParameterError
 from ..core.exact import to_exact, to_float
 from ..core.precision import arb_to_mpf, mpf_to_arb, workdps
 from ..hermite.activation import Activation
 from ..hermite.evaluate import as_arb
 from ..hermite.expressions import breakpoints, is_even, is_odd
-from ..hermite.expressions import x as x_sym
 from ..hermite.quadrature import gauss_hermite, normal_rule
-from .cge import cge_arb
+from .cge import cge_arb, cge_curvature, second_derivative
 from .smoothing import default_backend, smooth, smooth_arb
 
-__all__ = ["SRFSetup", "srf_setup", "kappa_features", "GroupSetup", "group_setup", "second_derivative"]
+__all__ = ["SRFSetup", "srf_setup", "kappa_features", "GroupSetup", "group_setup"]
 
 
 @dataclasses.dataclass
@@ -55,14 +52,6 @@ class SRFSetup:
     #: :math:`\partial_c\mu_0(\kappa)=\tfrac12\mathbb E_z\sigma''(r\kappa+\sqrt cz)` on the nodes (``curvature=True``;
     #: the corrected conditional mean of docs/theory/srf-theory.md §3), else None
     dmu0: object = None
-
-
-def second_derivative(s: Activation) -> Activation:
-    """σ'' as an activation, for a twice-differentiable student (a clear error if σ has kinks)."""
-    if breakpoints(s.expr):
-        raise InvalidParameterError("row_norms", s.name, "a twice-differentiable student (no kinks): the "
-                                    "row-norm correction needs sigma''")
-    return Activation.from_any(sp.diff(s.expr, x_sym, 2), "student")
 
 
 def kappa_features(s: Activation, t: Activation | None, r: float, c: float, gamma: float):
@@ -170,9 +159,8 @@ def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_node
         h, e1, h2 = _mirrored(teach, k, mirror, pt)
         dmu0 = None
         if curvature:
-            d2 = second_derivative(s)
-            dmu0 = _mirrored(lambda kk: (0.5 * smooth(d2, rf * kk, sc, digits=digits, level=level)[0],), k, mirror,
-                             _parity(d2))[0]
+            dmu0 = _mirrored(lambda kk: (cge_curvature(s, rf, cf, kk, digits=digits, level=level),), k, mirror,
+                             _parity(second_derivative(s)))[0]
         nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
         return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rf, cf, gf, False, None, nodes, level, digits, dmu0)
     with workdps(dps):

@@ -45,11 +45,13 @@ class Protocol:
     paired: tuple = ()
     #: A task's paired reference ``name`` is its result ``prefix + name``.
     paired_prefix: str = "theory_"
+    #: Options that change only the theory it is compared with, not the tasks (their seeds and store keys).
+    theory_only: tuple = ()
 
     def simulation_params(self, params: dict) -> dict:
-        """The parameters that define a task (its seed and its store key): all but the theory-only ``row_norms``
-        (compare with the corrected theory of docs/theory/srf-theory.md §4.11; the stored tasks are reused)."""
-        return {k: v for k, v in params.items() if k != "row_norms"}
+        """The parameters that define a task (its seed and its store key): all but :attr:`theory_only` (e.g.
+        ``row_norms``: compare with the corrected theory of docs/theory/srf-theory.md §4.11; stored tasks are reused)."""
+        return {k: v for k, v in params.items() if k not in self.theory_only}
 
     def paired_for(self, params: dict) -> tuple:
         """The paired references a study of ``params`` has (an ablation: the variants it builds)."""
@@ -127,19 +129,23 @@ class Protocol:
 
 def cge_functions(student, r, c):
     r"""float64 callables :math:`(\mu_0,\mu_1,\mu_\star,\partial_c\mu_0)` of κ for the cGE features of ``srf`` with
-    ``features="cgep"`` (docs/theory/srf-theory.md §3, (15); the c-derivative by a central difference of step
-    :math:`10^{-4}c`, accurate to about 1e-8, far below a simulation's standard error)."""
+    ``features="cgep"`` (docs/theory/srf-theory.md §3, (15) and "Corrected conditional mean"): ``cge_coeffs`` and
+    ``cge_curvature``, each evaluated once per κ array (the simulator asks for all four on the same batch)."""
     import numpy as np
 
-    from ..srf.cge import cge_coeffs
+    from ..srf.cge import cge_coeffs, cge_curvature
 
-    h = 1e-4 * float(c)
+    last = {}
 
-    def dmu0(k):
-        return (cge_coeffs(student, r, float(c) + h, k)[0] - cge_coeffs(student, r, float(c) - h, k)[0]) / (2 * h)
+    def at(k, i):
+        if last.get("k") is not k:
+            m0, m1, ms2 = cge_coeffs(student, r, c, k)
+            last.update(k=k, vals=(m0, m1, np.sqrt(ms2), None))
+        if i == 3 and last["vals"][3] is None:
+            last["vals"] = last["vals"][:3] + (cge_curvature(student, r, c, k),)
+        return last["vals"][i]
 
-    return (lambda k: cge_coeffs(student, r, c, k)[0], lambda k: cge_coeffs(student, r, c, k)[1],
-            lambda k: np.sqrt(cge_coeffs(student, r, c, k)[2]), dmu0)
+    return tuple((lambda k, i=i: at(k, i)) for i in range(4))
 
 
 def _paired_references(student, teacher, alpha, beta, lam, noise_var, W0, W1, theta) -> dict:
@@ -162,14 +168,14 @@ _SPIKE = ("student", "phi", "psi", "lam")
 #: Protocols by name.
 PROTOCOLS = {
     "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "row_norms"),
-                           ("test_error",), paired=("f1", "measured")),
+                           ("test_error",), paired=("f1", "measured"), theory_only=("row_norms",)),
     "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test", "features", "norm_slope", "norm_noise"),
                     ("test_error",)),
     "spike-model": Protocol("spike-model", _SPIKE + ("teacher",), ("ell", "noise_var"), ("delta", "lambda_test")),
     "traces": Protocol("traces", _SPIKE, ("bulk",), ("m1", "m2", "dm1_dlam", "dm2_dlam")),
     "ablation": Protocol("ablation", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "variants", "row_norms"),
                          ("test_error",),
-                         paired=VARIANTS[1:], paired_prefix="ablation_"),
+                         paired=VARIANTS[1:], paired_prefix="ablation_", theory_only=("row_norms",)),
 }
 
 
