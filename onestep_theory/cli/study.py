@@ -17,7 +17,8 @@ COMMANDS: dict = {}
 _PARAMS = {"student": "student", "teacher": "teacher", "alpha": "alpha", "beta": "beta", "lam": "lam",
            "alpha0": "alpha0", "eta": "eta", "r": "r", "c": "c", "gamma": "gamma", "phi": "phi", "psi": "psi",
            "ell": "ell", "noise_var": "noise_var", "n_test": "n_test", "variants": "variants",
-           "features": "features", "norm_slope": "norm_slope", "norm_noise": "norm_noise", "row_norms": "row_norms"}
+           "features": "features", "norm_slope": "norm_slope", "norm_noise": "norm_noise", "row_norms": "row_norms",
+           "readout": "readout", "loss": "loss"}
 
 
 def _params(args, pr):
@@ -134,9 +135,15 @@ def _setup(p):
     p.add_argument("--row-norms", action="store_const", const=True, default=None,
                    help="giant-step, ablation: compare with the theory corrected for the step's row norms "
                         "(docs/theory/srf-theory.md §4.11); the stored tasks are the same")
+    p.add_argument("--readout", help="giant-step: the initial readout a0 = u/sqrt(p), 'uniform' (default) or "
+                                     "'value:fraction,...' e.g. '1:0.5,2:0.5', compared with the K-group theory "
+                                     "(docs/theory/srf-theory.md §8; no paired references)")
+    p.add_argument("--loss", help="giant-step: the readout loss, square (default), logistic, hinge or an expression in "
+                                  "y, yhat (docs/theory/srf-theory.md §4.9); adds --key class_error")
     p.add_argument("--variants", type=_variants_arg,
                    help="ablation: the variants to build, comma-separated (default all; docs/studies/mechanism.md)")
-    p.add_argument("--key", help="simulated quantity (default: test_error; delta or lambda_test; m1, m2, ...)")
+    p.add_argument("--key", help="simulated quantity (default: test_error; class_error with --loss; delta or "
+                                 "lambda_test; m1, m2, ...)")
     p.add_argument("--compare", default="theory", help="theory (default), or a paired reference: f1, measured "
                                                         "(giant-step); a variant such as srf or no_self (ablation; "
                                                         "docs/studies/mechanism.md); every one is reported")

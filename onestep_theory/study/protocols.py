@@ -7,7 +7,11 @@ protocol            one task = one repetition of                           theor
 ``giant-step``      :func:`~onestep_theory.simulate.sim_giant_step`        ``srf_solve`` at Result 3.1's (r, c, γ);
                                                                            ``f1``: the F1 theory on the repetition's own
                                                                            trained first layer; ``measured``: the sRF
-                                                                           theory at the repetition's measured (r, c, γ)
+                                                                           theory at the repetition's measured (r, c, γ).
+                                                                           ``readout`` (K groups): ``srf_groups``
+                                                                           (srf-theory §8), no paired reference;
+                                                                           ``loss``: ``srf_solve(loss=…)`` (§4.9), keys
+                                                                           ``test_error``, ``class_error``, ``measured``
 ``srf``             :func:`~onestep_theory.simulate.sim_srf`               ``srf_solve`` at the given (r, c, γ)
 ``spike-model``     :func:`~onestep_theory.simulate.sim_spike_model`       ``gains``: Δ_ℓ (``delta``), Λ_ℓ (``lambda_test``)
 ``traces``          :func:`~onestep_theory.simulate.sim_resolvent`         ``resolvent``: m1, m2 and their λ-derivatives
@@ -54,26 +58,63 @@ class Protocol:
         return {k: v for k, v in params.items() if k not in self.theory_only}
 
     def paired_for(self, params: dict) -> tuple:
-        """The paired references a study of ``params`` has (an ablation: the variants it builds)."""
+        """The paired references a study of ``params`` has (an ablation: the variants it builds; a giant step with
+        a grouped readout: none, with a general loss: ``measured`` only — F1 is derived for the square loss and
+        one group, docs/theory/srf-theory.md §4.6)."""
         if self.name == "ablation" and params.get("variants") is not None:
             from ..simulate.ablation import variant_names
 
             return variant_names(params["variants"])[1:]
+        if self.name == "giant-step" and _grouped(params):
+            return ()
+        if self.name == "giant-step" and _general_loss(params):
+            return ("measured",)
         return self.paired
 
-    def paired_key(self, name: str) -> str:
-        """The task result that holds the paired reference ``name``."""
-        return self.paired_prefix + name
+    def keys_for(self, params: dict) -> tuple:
+        """The quantities a study of ``params`` can extrapolate: a giant step with a general loss adds
+        ``class_error`` (P[sign f ≠ sign y], docs/theory/srf-theory.md §4.9)."""
+        if self.name == "giant-step" and _general_loss(params):
+            return self.keys + ("class_error",)
+        return self.keys
+
+    def paired_key(self, name: str, key: str | None = None) -> str:
+        """The task result that holds the paired reference ``name`` of the quantity ``key`` (default the first)."""
+        return self.paired_prefix + name + ("" if key in (None, self.keys[0]) else "@" + key)
 
     def check(self, params: dict) -> dict:
-        """``params`` with every required name present and no unknown name (one clear error otherwise)."""
+        """``params`` with every required name present and no unknown name (one clear error otherwise); a
+        ``readout`` and a ``loss`` in canonical form (the uniform readout and the square loss dropped: a study
+        that names them is the same study, with the same tasks)."""
         missing = [k for k in self.required if params.get(k) is None]
         unknown = [k for k in params if k not in self.required + self.optional]
         if missing or unknown:
             raise InvalidParameterError("params", sorted(missing + unknown),
                                         f"{self.name} needs {', '.join(self.required)}; optional "
                                         f"{', '.join(self.optional) or 'none'}")
-        return {k: v for k, v in params.items() if v is not None}
+        out = {k: v for k, v in params.items() if v is not None}
+        if "readout" in out:
+            from ..srf.readout import readout
+
+            rd = readout(out["readout"])
+            if rd.kind == "gaussian":
+                raise InvalidParameterError("readout", out["readout"], "uniform or a finite support "
+                                            "'value:fraction,...' (the Gaussian readout has no d -> inf theory here)")
+            out["readout"] = None if rd.is_uniform else rd.label
+        if "loss" in out:
+            from ..srf.losses import loss
+
+            if not isinstance(out["loss"], str):
+                raise InvalidParameterError("loss", out["loss"], "a loss name (square, logistic, hinge) or an "
+                                            "expression in y, yhat, as a string (a study's tasks are keyed on it)")
+            out["loss"] = None if loss(out["loss"]).name == "square" else loss(out["loss"]).name
+        if out.get("readout") and out.get("loss"):
+            raise InvalidParameterError("loss", out["loss"], "the square loss with a grouped readout (the K-group "
+                                        "theory is derived for ridge only, docs/theory/srf-theory.md §8)")
+        if (out.get("readout") or out.get("loss")) and out.get("row_norms"):
+            raise InvalidParameterError("row_norms", True, "the uniform readout and the square loss "
+                                        "(docs/theory/srf-theory.md §4.11)")
+        return {k: v for k, v in out.items() if v is not None}
 
     def simulate(self, params: dict, d: int, seed) -> dict:
         """One repetition at size d with ``seed``; the scalar results (means of one repetition)."""
@@ -81,8 +122,8 @@ class Protocol:
 
         p = dict(params)
         if self.name == "giant-step":
-            hook = partial(_paired_references, p["student"], p["teacher"], p["alpha"], p["beta"], p["lam"],
-                           p.get("noise_var", 0.0))
+            hook = None if _grouped(p) else partial(_paired_references, p["student"], p["teacher"], p["alpha"],
+                                                    p["beta"], p["lam"], p.get("noise_var", 0.0), p.get("loss"))
             res = S.sim_giant_step(d=d, seed=seed, reps=1, progress=None, weights_hook=hook, **p)
         elif self.name == "srf":
             if p.get("features") == "cgep":
@@ -98,18 +139,29 @@ class Protocol:
 
     def theory(self, params: dict, key: str) -> tuple:
         """``(value, error estimate)`` of ``key`` in the d → ∞ theory at ``params`` (float64)."""
-        if key not in self.keys:
-            raise InvalidParameterError("key", key, " or ".join(self.keys))
+        if key not in self.keys_for(params):
+            raise InvalidParameterError("key", key, " or ".join(self.keys_for(params)))
         p = params
         if self.name in ("giant-step", "srf", "ablation"):
             from ..srf import srf_solve
 
             extra = ({"alpha0": repr(p["alpha0"]), "eta": repr(p["eta"])} if self.name != "srf"
                      else {n: repr(p[n]) for n in ("r", "c", "gamma")})
+            common = dict(alpha=repr(p["alpha"]), beta=repr(p["beta"]), lam=repr(p["lam"]),
+                          noise_var=repr(p.get("noise_var", 0.0)), **extra)
+            if _grouped(p):
+                from ..simulate import sample_bulks
+                from ..srf.groups import srf_groups
+
+                sol = srf_groups(p["student"], p["teacher"], readout_spec=p["readout"], sampler=sample_bulks, **common)
+                return float(sol.test_error), float(sol.errors["test_error"])
             if p.get("row_norms"):
-                extra["row_norms"] = True
-            sol = srf_solve(p["student"], p["teacher"], alpha=repr(p["alpha"]), beta=repr(p["beta"]),
-                            lam=repr(p["lam"]), noise_var=repr(p.get("noise_var", 0.0)), **extra)
+                common["row_norms"] = True
+            if _general_loss(p):
+                common["loss"] = p["loss"]
+            sol = srf_solve(p["student"], p["teacher"], **common)
+            if key == "class_error":
+                return float(sol.extra["class_error"]), float(sol.errors["class_error"])
             return float(sol.test_error), float(sol.abs_error)
         if self.name == "spike-model":
             from ..spikes import gains
@@ -148,15 +200,31 @@ def cge_functions(student, r, c):
     return tuple((lambda k, i=i: at(k, i)) for i in range(4))
 
 
-def _paired_references(student, teacher, alpha, beta, lam, noise_var, W0, W1, theta) -> dict:
+def _grouped(params) -> bool:
+    """True when a study's (checked) parameters name a grouped readout (docs/theory/srf-theory.md §8)."""
+    return bool(params.get("readout"))
+
+
+def _general_loss(params) -> bool:
+    """True when a study's (checked) parameters name a loss other than the square loss (docs/theory/srf-theory.md §4.9)."""
+    return bool(params.get("loss"))
+
+
+def _paired_references(student, teacher, alpha, beta, lam, noise_var, loss, W0, W1, theta) -> dict:
     r"""The paired references of one giant-step repetition (docs/theory/numerics.md §8): the F1 theory on the
     trained bulk (``from_trained`` + ``empirical_from_weights``, docs/theory/srf-theory.md §4.6) and the sRF theory
-    at the measured (r, c, γ); each with its solver's error estimate."""
+    at the measured (r, c, γ); each with its solver's error estimate.  With a general ``loss`` (§4.9) only the
+    latter, for the test error and the classification error (``theory_measured@class_error``)."""
     from ..srf import empirical_from_weights, from_trained, srf_solve
 
     r, c, v, Wt = from_trained(W1, W0)
     gam = float(theta @ v)
     common = dict(r=r, c=c, gamma=gam, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, tol=1e-8)
+    if loss is not None:
+        ms = srf_solve(student, teacher, loss=loss, **common)
+        return {"theory_measured": float(ms.test_error), "theory_measured_error": float(ms.abs_error),
+                "theory_measured@class_error": float(ms.extra["class_error"]),
+                "theory_measured_error@class_error": float(ms.errors["class_error"])}
     f1 = srf_solve(student, teacher, spectrum="empirical", empirical=empirical_from_weights(Wt, v, theta), **common)
     ms = srf_solve(student, teacher, **common)
     return {"theory_f1": float(f1.test_error), "theory_f1_error": float(f1.abs_error),
@@ -167,7 +235,8 @@ _SRF = ("student", "teacher", "alpha", "beta", "lam")
 _SPIKE = ("student", "phi", "psi", "lam")
 #: Protocols by name.
 PROTOCOLS = {
-    "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "row_norms"),
+    "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "row_norms", "readout",
+                                                                 "loss"),
                            ("test_error",), paired=("f1", "measured"), theory_only=("row_norms",)),
     "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test", "features", "norm_slope", "norm_noise"),
                     ("test_error",)),

@@ -45,8 +45,9 @@ def run_task(protocol: str, params: dict, d: int, k: int, root: int) -> dict:
     from threadpoolctl import threadpool_limits
 
     pr = protocol_of(protocol)
+    params = pr.check(params)           # one spelling per study: the seed is keyed on the canonical parameters
     with threadpool_limits(limits=1):
-        return pr.simulate(pr.check(params), d, task_seed(root, protocol, params, d, k))
+        return pr.simulate(params, d, task_seed(root, protocol, params, d, k))
 
 
 @dataclasses.dataclass
@@ -145,8 +146,8 @@ def plan_study(protocol: str, params: dict, sizes, reps, *, key=None, compare="t
     pr = protocol_of(protocol)
     params = pr.check(dict(params))
     key = pr.keys[0] if key is None else key
-    if key not in pr.keys:
-        raise InvalidParameterError("key", key, " or ".join(pr.keys))
+    if key not in pr.keys_for(params):
+        raise InvalidParameterError("key", key, " or ".join(pr.keys_for(params)))
     if compare not in ("theory",) + pr.paired_for(params):
         raise InvalidParameterError("compare", compare, " or ".join(("theory",) + pr.paired_for(params)))
     sizes, reps = _ladder(sizes, reps)
@@ -199,7 +200,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     t0, done, executed, executors = time.perf_counter(), {}, 0, []
     if workers is None:
         workers = (os.cpu_count() or 1) if (dask_available() or scheduler) else 1
-    gap_of = (lambda r: r[key] - th) if compare == "theory" else (lambda r: r[key] - r[pr.paired_key(compare)])
+    gap_of = (lambda r: r[key] - th) if compare == "theory" else (lambda r: r[key] - r[pr.paired_key(compare, key)])
     try:
         reused = 0
         while True:
@@ -239,7 +240,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
         if name == "theory":
             table = _table(rows_by_d, lambda r: r[key] - th)
         else:
-            table = _table(rows_by_d, lambda r, ref=pr.paired_key(name): r[key] - r[ref])
+            table = _table(rows_by_d, lambda r, ref=pr.paired_key(name, key): r[key] - r[ref])
         for row in table:
             row["relative_gap"] = row["gap"] / th if th else math.nan
         comparisons[name] = {"sizes": table, "fit": _fit(table, tuple(exponents))}
