@@ -16,7 +16,7 @@ its sections (``docs/theory/srf-theory.md §4.6``) together with the papers' equ
 
 __version__ = "0.2.0"
 
-from .core.errors import (  # noqa: E402
+from .core.errors import (  # noqa: E402  (the exceptions are light: always loaded)
     ConvergenceError,
     ExpressionError,
     HypothesisError,
@@ -24,35 +24,19 @@ from .core.errors import (  # noqa: E402
     OnestepError,
     QuadratureError,
 )
-from .core.precision import precision, workdps  # noqa: E402
-from .hermite import (  # noqa: E402
-    Activation,
-    he_coeffs,
-    he_eval,
-    he_expect,
-    he_from_monomial,
-    he_poly,
-    he_to_monomial,
-    he_values,
-    he_xi,
-    he_xi_row,
-    he_xi_table,
-)
-from .spikes import delta_symbolic, gains, resolvent, resolvent_sweep, window  # noqa: E402
-from .srf import (  # noqa: E402
-    SRFOptions,
-    best_linear,
-    bounds,
-    cge_values,
-    spectrum,
-    group_bounds,
-    readout,
-    srf_curve,
-    srf_groups,
-    srf_params,
-    srf_solve,
-    srf_sweep,
-)
+from .core.lazy import lazy_exports  # noqa: E402
+
+#: Public name -> the subpackage that holds it; imported on first use (``core.lazy``: a bare
+#: ``import onestep_theory`` loads no SymPy, SciPy or solver).
+_LAZY = {
+    **dict.fromkeys(("precision", "workdps"), ".core.precision"),
+    **dict.fromkeys(("Activation", "he_coeffs", "he_eval", "he_expect", "he_from_monomial", "he_poly",
+                     "he_to_monomial", "he_values", "he_xi", "he_xi_row", "he_xi_table"), ".hermite"),
+    **dict.fromkeys(("delta_symbolic", "gains", "resolvent", "resolvent_sweep", "window"), ".spikes"),
+    **dict.fromkeys(("SRFOptions", "best_linear", "bounds", "cge_values", "spectrum", "group_bounds", "readout",
+                     "srf_curve", "srf_groups", "srf_params", "srf_solve", "srf_sweep"), ".srf"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "__version__",

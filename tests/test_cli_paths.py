@@ -102,7 +102,7 @@ def test_version_in_process(capsys):
 
 def _xi_raising(monkeypatch, exc):
     """Make the ``xi`` command raise *exc* from inside its handler (the API it calls fails)."""
-    import onestep_theory.cli.hermite as H
+    import onestep_theory.hermite.polynomials as H
 
     def boom(p):
         raise exc
@@ -174,7 +174,7 @@ def test_broken_pipe_exits_0_and_silences_stdout(monkeypatch, capsys, tmp_path):
 
 
 def test_warnings_are_one_line_and_name_the_command(monkeypatch, capsys):
-    import onestep_theory.cli.hermite as H
+    import onestep_theory.hermite.polynomials as H
 
     real = H.he_xi_row
 
@@ -838,7 +838,7 @@ def test_simulate_spike_model_identities(capsys):
 @pytest.mark.parametrize("flag,mode", [([], "quick"), (["--quick"], "quick"), (["--smoke"], "smoke"),
                                        (["--full"], "full")])
 def test_reproduce_modes(monkeypatch, capsys, tmp_path, flag, mode):
-    import onestep_theory.cli.reproduce as R
+    import onestep_theory.reproduce.report as R
 
     calls = []
 
@@ -856,7 +856,7 @@ def test_reproduce_modes(monkeypatch, capsys, tmp_path, flag, mode):
 
 
 def test_reproduce_modes_are_exclusive(monkeypatch, capsys, tmp_path):
-    import onestep_theory.cli.reproduce as R
+    import onestep_theory.reproduce.report as R
 
     monkeypatch.setattr(R, "run", lambda *a, **k: pytest.fail("must not run"))
     rc, out, err = run(["reproduce", "--smoke", "--full", "--out", tmp_path], capsys)
@@ -865,7 +865,7 @@ def test_reproduce_modes_are_exclusive(monkeypatch, capsys, tmp_path):
 
 def test_reproduce_json(monkeypatch, capsys, tmp_path):
     """`reproduce --json` (every command accepts it): the report, the files written and the summary."""
-    import onestep_theory.cli.reproduce as R
+    import onestep_theory.reproduce.report as R
 
     def fake_run(out, mode, seed, quiet):
         (out_dir / "report.md").write_text("# report")

@@ -93,3 +93,18 @@ def test_loss_study_classification_error_against_its_theory(tmp_path):
     te = run_study("giant-step", params, [100, 200], 3, workers=1, store=str(tmp_path / "l.db"))
     assert te.executed == 0 and te.reused == 6 and te.key == "test_error"
     assert np.isfinite(te.theory)
+
+
+def test_a_paired_reference_without_fixed_point_is_left_out_and_counted():
+    """A general-loss task whose measured-(r, c, gamma) theory has no fixed point stores NaN for it; the paired
+    comparison averages the other tasks and counts the missing one, the comparison with the theory keeps all."""
+    from onestep_theory.study.run import _table
+
+    rows = {100: [{"test_error": 1.0, "theory_measured": 0.5}, {"test_error": 2.0, "theory_measured": float("nan")},
+                  {"test_error": 3.0, "theory_measured": 2.0}],
+            200: [{"test_error": 1.0, "theory_measured": float("nan")}, {"test_error": 1.0, "theory_measured": 0.0}]}
+    paired = _table(rows, lambda r: r["test_error"] - r["theory_measured"])
+    assert paired[0] == {"d": 100, "gap": 0.75, "se": 0.25, "reps": 2, "missing": 1}
+    assert paired[1]["reps"] == 1 and math.isnan(paired[1]["se"]) and paired[1]["missing"] == 1
+    plain = _table(rows, lambda r: r["test_error"])
+    assert plain[0]["reps"] == 3 and "missing" not in plain[0]

@@ -12,9 +12,7 @@ import re
 import sys
 import time
 
-import numpy as np
-
-from ..core.precision import MAX_DPS
+from ..core.limits import MAX_DPS
 
 __all__ = ["Parser", "int_in", "exact_arg", "exact_grid", "exact_text", "add_exact", "add_debug", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
            "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
@@ -130,6 +128,8 @@ def decimal_strings(obj):
         return {k: decimal_strings(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [decimal_strings(v) for v in obj]
+    import numpy as np
+
     if isinstance(obj, (bool, np.bool_)) or obj is None or isinstance(obj, str):
         return bool(obj) if isinstance(obj, np.bool_) else obj
     if isinstance(obj, (int, np.integer)):
@@ -273,6 +273,8 @@ def float_list(text):
     try:
         rng, items = _split_list(text)
         if rng is not None:
+            import numpy as np
+
             vals = [float(v) for v in np.linspace(_real(rng[0]), _real(rng[1]), rng[2])]
         else:
             vals = [_real(v) for v in items]

@@ -3,7 +3,6 @@ read in convention NAME and converted exactly to the command's own convention be
 
 from __future__ import annotations
 
-from ..core.conventions import CONVENTIONS, NATIVE, convert
 from ..core.errors import InvalidParameterError
 
 __all__ = ["FAMILY", "rewrite"]
@@ -16,16 +15,16 @@ _SWITCHES = {"--json", "--debug", "--simulate", "--symbolic", "--symbolic-lambda
              "--quiet", "--force"}
 
 
-_NAMES = {"--convention", "--over", "--against"} | {"--" + n.replace("_", "-") for c in CONVENTIONS.values()
-                                                    for n in c}
-
-
 def _split(argv):
     """``--flag=value`` as two tokens, for ``--convention``, the parameters of the conventions, ``--over`` and
     ``--against`` only (any other ``--flag=value`` is left to argparse, e.g. ``--readout=-1:0.5,2:0.5``)."""
+    from ..core.conventions import CONVENTIONS
+
+    names = {"--convention", "--over", "--against"} | {"--" + n.replace("_", "-") for c in CONVENTIONS.values()
+                                                       for n in c}
     out = []
     for a in argv:
-        if a.startswith("--") and "=" in a and a.split("=", 1)[0] in _NAMES:
+        if a.startswith("--") and "=" in a and a.split("=", 1)[0] in names:
             out += a.split("=", 1)
         else:
             out.append(a)
@@ -64,6 +63,8 @@ def _family_of(command, tokens):
 
 def _feeds(params, source, target) -> dict:
     """For every given parameter, the converted keys it feeds (those that vanish or change without it)."""
+    from ..core.conventions import convert
+
     full = convert(params, source, target)
     out = {}
     for k in params:
@@ -84,6 +85,8 @@ def rewrite(argv: list, flags_of) -> list:
     a second ``--convention`` and an ``--over`` range of a convention parameter are refused."""
     if not any(a == "--convention" or a.startswith("--convention=") for a in argv):
         return argv
+    from ..core.conventions import CONVENTIONS, NATIVE, convert      # SymPy: only when a convention is given
+
     argv = _split(argv)
     i = argv.index("--convention")
     if i + 1 >= len(argv) or argv[i + 1] not in CONVENTIONS:

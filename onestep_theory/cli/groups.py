@@ -122,7 +122,7 @@ def _run_tau_star(args):
 
 @command(COMMANDS, "tau-star", "[BES+22] tau* and kappa* (eq. 5.1): the large-learning-rate limit of a Gaussian readout")
 def _setup_tau_star(p):
-    from ..srf.solve import MAX_SRF_DPS
+    from ..core.limits import MAX_SRF_DPS
     from .common import exact_arg
 
     p.add_argument("--student", required=True)

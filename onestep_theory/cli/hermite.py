@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from ..hermite.coefficients import he_coeffs
-from ..hermite.polynomials import he_xi_row
 from .common import add_dps, add_json, command, emit, int_in
 
 __all__ = ["COMMANDS", "MAX_XI"]
@@ -15,6 +13,8 @@ COMMANDS: dict = {}
 
 
 def _cmd_hermite(args) -> int:
+    from ..hermite.coefficients import he_coeffs
+
     res = he_coeffs(args.expression, args.kmax, args.dps, center=args.center, param="EXPR")
     d = res.to_dict()
     lines = [f"Hermite coefficients of {res.expression}  (probabilists' He_k, Z ~ N(0,1); dps={res.dps}; "
@@ -33,6 +33,8 @@ def _cmd_hermite(args) -> int:
 
 
 def _cmd_xi(args) -> int:
+    from ..hermite.polynomials import he_xi_row
+
     rows = [he_xi_row(p) for p in range(args.P + 1)] if not args.row else [he_xi_row(args.P)]
     first = 0 if not args.row else args.P
     payload = {

@@ -4,13 +4,15 @@ Every sub-command prints a human-readable table, or JSON with ``--json`` (number
 digits they earned).  Bad input prints one line naming the parameter and the valid range and exits with
 status 2; non-convergence exits with 3; there is never a traceback for a user error.
 
-The commands are the explicit table :data:`COMMAND_MODULES`: each module lists its own commands
-(``COMMANDS``); this module imports them, never the other way round.
+The commands are the explicit table :data:`COMMAND_INDEX` (command -> its module and help line): a module lists
+its own commands (``COMMANDS``); this module imports only the module of the command that runs, never the other way
+round, so ``onestep-theory --help`` loads no theory (``benchmarks/bench_startup.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sqlite3
 import sys
@@ -18,26 +20,58 @@ import warnings
 
 from .. import __version__
 from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError
-from . import groups, hermite, quantities, reproduce, simulate, srf, study, theory
 from .convention import FAMILY, rewrite
 from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Parser, add_debug
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES"]
+__all__ = ["main", "build_parser", "COMMAND_INDEX"]
 
-#: The command groups, in the order of ``--help``.
-COMMAND_MODULES = (hermite, theory, srf, groups, quantities, simulate, study, reproduce)
+#: Command -> (its module in ``onestep_theory.cli``, its help line), in the order of ``--help``.  The help line is
+#: the module's own (``COMMANDS``; tests/test_cli_startup.py checks that the two agree).
+COMMAND_INDEX = {
+    "hermite": ("hermite", "Hermite coefficients c_0..c_K and Gaussian moments of an expression"),
+    "xi": ("hermite", "monomial-to-Hermite coefficients xi_{p,i} (x^p = sum_i xi_{p,i} He_i), exact integers"),
+    "resolvent": ("theory", "random-features resolvent traces m1, m2 and their lambda-derivatives "
+                            "(docs/theory/spike-theory.md §6)"),
+    "gains": ("theory", "training-loss gains Delta_l and test-error gains Lambda (docs/theory/spike-theory.md §§7-8)"),
+    "mapping": ("srf", "network -> sRF parameters r, c, gamma (Result 3.1 of [CPDKLZL24]) with error estimates"),
+    "cge": ("srf", "mu0, mu1, mu*^2 of the conditional Gaussian equivalence (15) at given kappa"),
+    "srf": ("srf", "sRF saddle point and test error (Result 3.3 of [CPDKLZL24])"),
+    "srf-curve": ("srf", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts"),
+    "bounds": ("srf", "upper (26) / lower (27) bounds, eta-optimised (28), best linear baseline"),
+    "spectrum": ("srf", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike "
+                        "(docs/theory/srf-theory.md §7)"),
+    "tau-star": ("groups", "[BES+22] tau* and kappa* (eq. 5.1): the large-learning-rate limit of a Gaussian readout"),
+    "check": ("quantities", "check a printed formula against a quantity: symbolic proof, points, simulation"),
+    "sweep": ("quantities", "any quantity over a grid of its parameters: CSV/JSON, plot"),
+    "convert": ("quantities", "parameters between the conventions of Moniri, Cui, Dandi and Ba et al. (exact)"),
+    "simulate": ("simulate", "finite-size numpy simulation: resolvent, spikes, giant-step, srf, spectrum"),
+    "study": ("study", "finite-size study: gaps to the theory on a ladder of d, extrapolated to d -> inf"),
+    "store": ("study", "the results store of finite-size studies: ls | show | export"),
+    "reproduce": ("reproduce", "regenerate the papers' key curves: report.md, plots, CSV/JSON (main job)"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv) -> str | None:
+    """The sub-command named in ``argv`` (the first token that is not an option; the global options take no
+    value), or None."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``onestep-theory``.  Every command is listed; its arguments (and its module) are loaded for
+    ``only`` alone when it is given (what :func:`main` does), for every command otherwise."""
     parser = Parser(prog="onestep-theory",
-                     description="Asymptotic theory of two-layer networks after one gradient step "
-                                 "[MLHD23, CPDKLZL24]: Hermite layer, spike theory, spiked random features.")
+                    description="Asymptotic theory of two-layer networks after one gradient step "
+                                "[MLHD23, CPDKLZL24]: Hermite layer, spike theory, spiked random features.")
     parser.add_argument("--version", action="version", version=f"onestep-theory {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name, (help_text, setup) in ((k, v) for mod in COMMAND_MODULES for k, v in mod.COMMANDS.items()):
+    for name, (module, help_text) in COMMAND_INDEX.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
+        if only is not None and name != only:
+            continue
         add_debug(p)
+        setup = importlib.import_module(f".{module}", __package__).COMMANDS[name][1]
         p.set_defaults(_handler=setup(p))
         if name in FAMILY:
             p.add_argument("--convention", help="read the parameter flags in this convention (cui24, dandi24, "
@@ -52,8 +86,9 @@ def _flags(parser, command) -> set:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    name = command_of(argv)
+    parser = build_parser(only=name if name in COMMAND_INDEX else "")
     try:
         argv = rewrite(argv, lambda command: _flags(parser, command))
     except InvalidParameterError as exc:

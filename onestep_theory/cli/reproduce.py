@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pathlib
 
-from ..core.results import serialize
-from ..reproduce.report import run
 from .common import add_json, command, emit, int_in, output_dir
 
 __all__ = ["COMMANDS"]
@@ -15,6 +13,9 @@ COMMANDS: dict = {}
 
 def _run_cli(args):
     mode = "full" if args.full else ("smoke" if args.smoke else "quick")
+    from ..core.results import serialize
+    from ..reproduce.report import run
+
     summary = run(args.out, mode=mode, seed=args.seed, quiet=args.quiet)
     report = pathlib.Path(args.out) / "report.md"
     files = sorted(str(f) for f in pathlib.Path(args.out).iterdir() if f.is_file() and not f.name.startswith("."))

@@ -8,8 +8,7 @@ import io
 from .common import (add_exact, add_json, command, emit, exact_arg, exact_grid, exact_list, float_list, int_in,
                      output_path)
 from .groups import add_readout, group_spikes, is_grouped, run_bounds_groups, run_srf_groups
-from ..core.results import serialize, vouch, vouched
-from ..srf.solve import MAX_SRF_DPS
+from ..core.limits import MAX_SRF_DPS
 
 
 __all__ = ["COMMANDS"]
@@ -167,6 +166,7 @@ def _network_note(args):
 
 
 def _run_curve(args):
+    from ..core.results import serialize, vouched
     from ..srf.bounds import best_linear_checked
     from ..srf import srf_sweep
 
@@ -251,6 +251,7 @@ def _run_bounds(args):
 
 
 def _run_bias_bound(args):
+    from ..core.results import serialize, vouch
     from ..srf.bounds import bias_lower_bound
 
     rr, cc, gg, _ = _resolve(args)
@@ -266,6 +267,7 @@ def _run_bias_bound(args):
 
 
 def _run_spectrum(args):
+    from ..core.results import vouched
     import numpy as np
 
     from ..srf.spectrum import spectrum
@@ -316,6 +318,7 @@ def _run_mapping(args):
 
 
 def _run_cge(args):
+    from ..core.results import vouch
     from ..srf.cge import cge_values
 
     rr, cc, gg, mapping = _resolve(args)

@@ -13,6 +13,10 @@ __all__ = ["COMMANDS"]
 
 COMMANDS: dict = {}
 
+#: The protocols of ``study.protocols.PROTOCOLS``, listed here so that ``study --help`` loads no simulator
+#: (tests/test_cli_startup.py checks the two agree).
+PROTOCOL_NAMES = ("giant-step", "srf", "spike-model", "traces", "ablation")
+
 #: Command-line flag -> protocol parameter name.
 _PARAMS = {"student": "student", "teacher": "teacher", "alpha": "alpha", "beta": "beta", "lam": "lam",
            "alpha0": "alpha0", "eta": "eta", "r": "r", "c": "c", "gamma": "gamma", "phi": "phi", "psi": "psi",
@@ -100,7 +104,8 @@ def _run(args):
                      + (" (paired, on each task's own weights)" if name != "theory" else ""))
         lines.append(f"{'d':>8} {'reps':>5} {'gap':>12} {'se':>10} {'relative':>10}")
         lines += [f"{r['d']:>8} {r['reps']:>5} {r['gap']:>12.5g} {r['se']:>10.2g} {r['relative_gap']:>10.3%}"
-                  for r in comp["sizes"]]
+                  + (f"  ({r['missing']} task(s) without this reference: its solver found no fixed point)"
+                     if r.get("missing") else "") for r in comp["sizes"]]
         fit = comp["fit"]
         lines.append(f"    g_inf = {fit['g_inf']:.4g} +- {fit['se']:.2g} (chi2 {fit['chi2']:.2f} on {fit['dof']} dof); "
                      f"{fit['verdict']}" if fit is not None else
@@ -112,9 +117,7 @@ def _run(args):
 
 @command(COMMANDS, "study", "finite-size study: gaps to the theory on a ladder of d, extrapolated to d -> inf")
 def _setup(p):
-    from ..study import PROTOCOLS
-
-    p.add_argument("protocol", choices=list(PROTOCOLS))
+    p.add_argument("protocol", choices=PROTOCOL_NAMES)
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", help="teacher (giant-step, srf, spike-model)")
     for name, hlp in (("--alpha", "n/d (giant-step, srf)"), ("--beta", "p/d (giant-step, srf)"),

@@ -6,8 +6,6 @@ import warnings
 
 from .common import add_dps, add_exact, add_json, command, emit, exact_arg, int_in
 from ..core.errors import InvalidParameterError
-from ..core.exact import nstr
-from ..core.results import digits_of
 
 
 __all__ = ["COMMANDS"]
@@ -16,6 +14,8 @@ COMMANDS: dict = {}
 
 
 def _run_resolvent(args):
+    from ..core.exact import nstr
+    from ..core.results import digits_of
     from ..spikes.resolvent import resolvent
 
     r = resolvent(args.student, args.phi, args.psi, args.lam, args.dps)

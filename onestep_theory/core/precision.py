@@ -23,10 +23,8 @@ import mpmath
 #: Guard digits added to every evaluation of a result of ``dps`` digits (docs/theory/hermite.md §5.1: at least 10).
 GUARD_DIGITS = 10
 
-__all__ = ["GUARD_DIGITS", "workdps", "precision", "with_dps", "arb_to_mpf", "mpf_to_arb", "signed_man_exp", "MAX_DPS"]
+__all__ = ["GUARD_DIGITS", "workdps", "precision", "with_dps", "arb_to_mpf", "mpf_to_arb", "signed_man_exp"]
 
-#: Largest number of decimal digits any command accepts (bounded work for every input).
-MAX_DPS = 300
 
 
 @contextlib.contextmanager

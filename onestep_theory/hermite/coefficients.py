@@ -14,7 +14,8 @@ import sympy as sp
 
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import GUARD_DIGITS, check_dps
-from ..core.precision import MAX_DPS, precision
+from ..core.limits import MAX_DPS
+from ..core.precision import precision
 from ..core.results import Result, digits_of, provenance, vouch
 from .activation import Activation
 from .expressions import breakpoints

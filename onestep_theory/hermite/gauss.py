@@ -32,7 +32,6 @@ import mpmath
 import flint
 import numpy as np
 import sympy as sp
-from scipy.special import ndtr
 
 from ..core.caches import cached
 from ..core.errors import ExpressionError, QuadratureError
@@ -116,6 +115,8 @@ def trunc_moments_float(jmax: int, lo, hi) -> list:
     def edge(t, k, p):
         with np.errstate(invalid="ignore", over="ignore"):
             return np.where(np.isinf(t), 0.0, t**k * p)
+
+    from scipy.special import ndtr      # SciPy loads only when a float64 rule needs it (start-up, issue 23)
 
     return trunc_recursion(jmax, lo, hi, ndtr(hi) - ndtr(lo), pdf(lo), pdf(hi), edge)
 

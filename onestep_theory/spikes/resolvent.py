@@ -30,7 +30,8 @@ import numpy as np
 import sympy as sp
 
 from ..core.caches import cached
-from ..core.precision import MAX_DPS, precision, workdps
+from ..core.limits import MAX_DPS
+from ..core.precision import precision, workdps
 from ..core.errors import ConvergenceError, HypothesisError, InvalidParameterError
 from ..core.exact import GUARD_DIGITS, binary_exact, check_dps, to_exact, to_mpf
 from ..hermite.activation import Activation

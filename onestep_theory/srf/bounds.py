@@ -29,7 +29,8 @@ from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import VouchedResult, digits_of, provenance
 from ..core.search import grid_minimize
 from .kappa import srf_setup
-from .solve import MAX_LEVEL, MAX_SRF_DPS
+from ..core.limits import MAX_SRF_DPS
+from .solve import MAX_LEVEL
 
 __all__ = ["Bounds", "bounds", "best_linear", "best_linear_checked", "eta_search_range", "bias_lower_bound"]
 

@@ -22,6 +22,7 @@ import numpy as np
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import check_dps, check_real, float_in, to_exact, to_mpf
 from ..core.precision import GUARD_DIGITS, precision
+from ..core.limits import MAX_SRF_DPS
 from ..core.results import digits_of, provenance
 from ..hermite.activation import Activation
 from ..hermite.expressions import breakpoints
@@ -32,7 +33,7 @@ from .saddle import HATS, ORDER, MapOptions, all_values
 from .solution import SRFSolution, combine_errors
 from .solvers import jacobian, mp_solver_error, polish, solve_float
 
-__all__ = ["SRFOptions", "srf_solve", "MAX_LEVEL", "MAX_SRF_DPS", "MIN_TOL"]
+__all__ = ["SRFOptions", "srf_solve", "MAX_LEVEL", "MIN_TOL"]
 
 _EPS64 = 2.0 ** -52
 
@@ -40,8 +41,6 @@ _EPS64 = 2.0 ** -52
 MAX_LEVEL = 4
 #: Smallest relative error tolerance of the float64 path; below it ask for ``dps``.
 MIN_TOL = 1e-13
-#: Largest ``dps`` of the sRF solver (bounded work: nodes grow linearly with the digits).
-MAX_SRF_DPS = 100
 
 
 @dataclasses.dataclass(frozen=True)

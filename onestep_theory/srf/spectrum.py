@@ -30,7 +30,7 @@ from ..hermite.quadrature import normal_rule
 from ..core.results import VouchedResult, digits_of, provenance
 from ..core.exact import check_dps, check_real, float_in, to_exact, to_float, to_mpf
 from .kappa import kappa_features
-from .solve import MAX_SRF_DPS
+from ..core.limits import MAX_SRF_DPS
 
 __all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum", "spectrum"]
 

@@ -42,7 +42,8 @@ from .bounds import best_linear_checked
 from .cge import cge_symbolic
 from .kappa import srf_setup
 from .smoothing import smoothing_closed_form
-from .solve import MAX_LEVEL, MAX_SRF_DPS
+from ..core.limits import MAX_SRF_DPS
+from .solve import MAX_LEVEL
 
 __all__ = ["TauStar", "tau_star", "tau_of_kappa", "MAX_KAPPA"]
 

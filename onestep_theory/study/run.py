@@ -85,10 +85,18 @@ class StudyResult(Result):
 
 
 def _table(rows_by_d: dict, gap) -> list:
+    """Per size: the mean gap, its standard error and the tasks it averages.  A task whose paired reference is NaN
+    (its solver found no fixed point) is left out and counted under ``missing``; with fewer than two tasks left the
+    size has no standard error (NaN) and the comparison no fit."""
     out = []
     for d, rows in rows_by_d.items():
         v = np.asarray([gap(r) for r in rows], dtype=float)
-        out.append({"d": d, "gap": float(v.mean()), "se": float(v.std(ddof=1) / math.sqrt(len(v))), "reps": len(v)})
+        ok = v[np.isfinite(v)]
+        row = {"d": d, "gap": float(ok.mean()) if ok.size else math.nan,
+               "se": float(ok.std(ddof=1) / math.sqrt(ok.size)) if ok.size >= 2 else math.nan, "reps": int(ok.size)}
+        if ok.size < v.size:
+            row["missing"] = int(v.size - ok.size)
+        out.append(row)
     return out
 
 

@@ -1,0 +1,104 @@
+"""Writes docs/studies/readouts-losses.md from the outputs of run_readouts_losses.sh and of the independent K-group
+simulation (independent_kgroup.py): every number in the page's tables is copied by this script.
+
+Usage: python make_readouts_losses.py RUN_DIR docs/studies   (RUN_DIR: where run_readouts_losses.sh ran, holding
+rl_*.json, rl_*.png and independent_kgroup.json).  The JSON outputs and the plots are copied next to the page.
+"""
+import json
+import math
+import pathlib
+import shutil
+import sys
+
+RUN, OUT = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+EXPONENTS = {"e0.5_1": "d⁻¹ᐟ² + d⁻¹", "e1": "d⁻¹", "e0.5": "d⁻¹ᐟ²"}
+
+
+def load(name):
+    return json.load(open(RUN / name))
+
+
+def pct(x, th):
+    return 100 * float(x) / th
+
+
+def size_table(study, names):
+    """Per-size gaps of the comparisons ``names`` (percent of the theory, ± one standard error)."""
+    th = study["theory"] if isinstance(study["theory"], float) else float(study["theory"])
+    head = "| d | seeds | " + " | ".join(f"network − {n}" for n in names) + " |"
+    rows = [head, "|" + "---|" * (2 + len(names))]
+    comps = study["comparisons"]
+    for i, r in enumerate(comps["theory"]["sizes"]):
+        cells = [f"{pct(comps[n]['sizes'][i]['gap'], th):+.2f} ± {pct(comps[n]['sizes'][i]['se'], th):.2f}"
+                 for n in names]
+        rows.append(f"| {r['d']} | {r['reps']} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def fit_table(stem, names):
+    """The extrapolated gap d → ∞ under each fit model (percent of the theory), with χ²/dof and the verdict."""
+    rows = ["| fit model | " + " | ".join(f"network − {n}, d → ∞ (χ²/dof)" for n in names) + " | verdict (theory) |",
+            "|" + "---|" * (2 + len(names))]
+    for tag, label in EXPONENTS.items():
+        path = RUN / f"{stem}_{tag}.json"
+        if not path.exists():
+            continue
+        st = load(path.name)
+        th = float(st["theory"])
+        cells = []
+        for n in names:
+            f = st["comparisons"][n]["fit"]
+            cells.append("—" if f is None else
+                         f"{pct(f['g_inf'], th):+.2f} ± {pct(f['se'], th):.2f} ({float(f['chi2']):.1f}/{f['dof']})")
+        f = st["comparisons"]["theory"]["fit"]
+        rows.append(f"| {label} | " + " | ".join(cells) + f" | {f['verdict'] if f else '—'} |")
+    return "\n".join(rows)
+
+
+def theory_line(study):
+    return f"{float(study['theory']):.10g} ± {float(study['theory_error']):.1e}"
+
+
+def independent_table(ind, package):
+    """The independent simulation's protocol variants (paired with its reference) and the package's own runs."""
+    rows = ["| d | simulation | seeds | test error | ± SE | paired shift from the reference (± SE) |",
+            "|---|---|---|---|---|---|"]
+    for d in sorted(ind, key=int):
+        for name, v in ind[d].items():
+            shift = "—" if name == "ref" else f"{v['diff']:+.5f} ± {v['diff_se']:.5f}"
+            rows.append(f"| {d} | independent: {v['label']} | {v['reps']} | {v['mean']:.5f} | {v['se']:.5f} | {shift} |")
+        if d in package:
+            p = package[d]
+            rows.append(f"| {d} | the package (`study giant-step --readout 1:0.5,2:0.5`) | {p['reps']} | "
+                        f"{p['mean']:.5f} | {p['se']:.5f} | — |")
+    return "\n".join(rows)
+
+
+def main():
+    kg = load("rl_kgroup_e1.json")
+    th = float(kg["theory"])
+    package = {str(r["d"]): {"reps": r["reps"], "mean": th + float(r["gap"]), "se": float(r["se"])}
+               for r in kg["comparisons"]["theory"]["sizes"]}
+    subs = {"KG_THEORY": theory_line(kg), "KG_SIZES": size_table(kg, ["theory"]),
+            "KG_FITS": fit_table("rl_kgroup", ["theory"]),
+            "KG_INDEPENDENT": independent_table(load("independent_kgroup.json"), package)}
+    for L in ("logistic", "hinge"):
+        for key in ("class_error", "test_error"):
+            st = load(f"rl_{L}_{key}_e1.json")
+            subs[f"{L}_{key}_THEORY".upper()] = theory_line(st)
+            subs[f"{L}_{key}_SIZES".upper()] = size_table(st, ["theory", "measured"])
+            subs[f"{L}_{key}_FITS".upper()] = fit_table(f"rl_{L}_{key}", ["theory", "measured"])
+    text = (OUT / "readouts-losses_template.md").read_text()
+    for k, v in subs.items():
+        text = text.replace("{" + k + "}", v)
+    assert "{" not in text.replace("{}", ""), [ln for ln in text.splitlines() if "{" in ln][:3]
+    (OUT / "readouts-losses.md").write_text(text)
+    for f in sorted(RUN.glob("rl_*.json")) + sorted(RUN.glob("rl_*_e1.png")) + [RUN / "independent_kgroup.json"]:
+        if f.resolve() != (OUT / f.name).resolve():
+            shutil.copy(f, OUT / f.name)
+    print(f"wrote {OUT / 'readouts-losses.md'}")
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0 if math.isfinite(1.0) else 1)
