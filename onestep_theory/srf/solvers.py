@@ -124,7 +124,8 @@ def solve_float(S, o, x, *, damping, tol, max_iter, continuation, conv_keys, fal
     (``conv_keys``) is the damped iteration, after the continuation where it applies.
     """
     total = 0
-    hard = first and continuation == "auto" and float(o.beta) > 1 and float(o.lam) < 1e-2
+    hard = first and continuation == "auto" and ((float(o.beta) > 1 and float(o.lam) < 1e-2)
+                                                 or getattr(o, "loss", None) is not None)
     if conv_keys is not None:
         if hard:
             x, total = _continuation(x, S, o, tol, max_iter, damped_only=True)

@@ -23,15 +23,18 @@ def plot_study(result, path) -> str:
     for i, (name, comp) in enumerate(res["comparisons"].items()):
         rows = comp["sizes"]
         x = np.array([r["d"] for r in rows], dtype=float) ** -0.5
-        ax.errorbar(x, [r["gap"] for r in rows], yerr=[r["se"] for r in rows], fmt="o", color=f"C{i}", capsize=3,
+        # to_dict() writes a NaN (a size whose paired reference is missing) as the string "nan": read every number back
+        ax.errorbar(x, [float(r["gap"]) for r in rows], yerr=[float(r["se"]) for r in rows], fmt="o", color=f"C{i}",
+                    capsize=3,
                     label="simulation - theory" if name == "theory" else f"simulation - {name} (paired)")
         fit = comp["fit"]
         if fit is not None:
             xs = np.linspace(0, x.max() * 1.05, 200)
             # the coefficient of d^-e (key "d^-e") multiplies x^(2e), x = d^-1/2
-            ys = fit["g_inf"] + sum(a * xs ** (2 * float(k[3:])) for k, a in fit["coefficients"].items())
+            ys = float(fit["g_inf"]) + sum(float(a) * xs ** (2 * float(k[3:])) for k, a in fit["coefficients"].items())
             ax.plot(xs, ys, "-", color=f"C{i}", lw=1)
-            ax.errorbar([0], [fit["g_inf"]], yerr=[1.96 * fit["se"]], fmt="s", color=f"C{i}", capsize=4, mfc="none")
+            ax.errorbar([0], [float(fit["g_inf"])], yerr=[1.96 * float(fit["se"])], fmt="s", color=f"C{i}", capsize=4,
+                        mfc="none")
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xlabel(r"$d^{-1/2}$")
     ax.set_ylabel(f"gap in {res['key']}")
