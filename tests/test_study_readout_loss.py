@@ -148,3 +148,26 @@ def test_hinge_solver_reaches_the_fixed_point_near_result_31():
     e = [float(s.test_error) for s in sols]
     assert abs(e[0] - e[2]) > 0.03 and abs(e[0] + e[2] - 2 * e[1]) < 0.05 * abs(e[0] - e[2])
     assert max(abs(float(s.extra["class_error"]) - float(sols[1].extra["class_error"])) for s in sols) < 1e-5
+
+
+def test_sizes_and_memory_are_checked_before_the_theory(monkeypatch):
+    """Issue 23: `--beta 1e308` was a saddle point that failed (exit 3); a tiny target standard error overflowed.
+    Both are bad input or bounded work now; the memory of a study counts its concurrent workers."""
+    from onestep_theory.simulate import base
+
+    with pytest.raises(InvalidParameterError, match="beta"):
+        run_study("giant-step", dict(BASE, beta=1e308), [40, 60], 2, workers=1)       # no theory runs first
+    monkeypatch.setattr(base, "available_memory", lambda: 8.0 * 2 ** 20)       # 8 MiB
+    per_task = 8.0 * (2 * 60 * 60 + 2 * 30 * 60 + 2 * 30 * 30 + 2 * 30 * 30 + 1200 * 90 + 4000 * 90)
+    assert per_task < 0.8 * 8 * 2 ** 20 < 2 * per_task                         # one task fits, two do not
+    params = dict(BASE, alpha=1, beta=0.5, alpha0=20)
+    run_study("giant-step", params, [20, 60], 2, theory=(0.03, 0.0), workers=1)
+    with pytest.raises(InvalidParameterError, match="tasks at once"):
+        run_study("giant-step", params, [20, 60], 2, theory=(0.03, 0.0), workers=2)
+
+
+def test_unreachable_target_standard_error_stops_at_max_reps():
+    params = dict(student="tanh", phi=1.0, psi=2.0, lam=0.5)
+    res = run_study("traces", params, [20, 30], 2, key="m1", theory=(1.0, 0.0), workers=1, target_se=1e-300,
+                    max_reps=3)
+    assert [r["reps"] for r in res.sizes] == [3, 3]

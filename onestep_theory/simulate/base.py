@@ -175,16 +175,18 @@ def available_memory() -> int:
         return 2**34
 
 
-def check_memory(nbytes: float, force: bool, what: str) -> None:
-    """Refuse a simulation whose estimated peak memory exceeds the available memory (unless ``force``)."""
+def check_memory(nbytes: float, force: bool, what: str, concurrent: int = 1) -> None:
+    """Refuse a simulation whose estimated peak memory, times the ``concurrent`` tasks that run at once (a study's
+    workers), exceeds the available memory (unless ``force``)."""
     avail = available_memory()
-    if nbytes > MEMORY_SHARE * avail and not force:
+    if nbytes * concurrent > MEMORY_SHARE * avail and not force:
+        each = f" per task, {concurrent} tasks at once" if concurrent > 1 else ""
         raise InvalidParameterError("d", what, f"sizes whose arrays fit in memory: estimated peak {nbytes / 2**30:.3g} "
-                                    f"GiB, available {avail / 2**30:.3g} GiB (reduce d or the ratios, or force=True, "
-                                    "CLI --force)")
+                                    f"GiB{each}, available {avail / 2**30:.3g} GiB (reduce d or the ratios"
+                                    + (", or the workers" if concurrent > 1 else ", or force=True, CLI --force") + ")")
 
 
-def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False, gram: str = "min") -> tuple:
+def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False, gram: str = "min", concurrent=1) -> tuple:
     """Resolve (n, d, N) of the spike theory from sizes and/or ratios φ = d/n, ψ = d/N; the memory estimate counts
     the Gram matrices as ``min(n, N)``² (``gram="min"``) or n² (``gram="n"``: protocols that factor the n×n kernel)."""
     if d is None:
@@ -208,12 +210,13 @@ def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False, gram: s
         raise InvalidParameterError("psi", psi, f"consistent with d/N = {d}/{N}", "mismatched sizes")
     # two datasets X (n x d), weights (N x d), features (n x N) twice, Gram/eigen (min(n, N)^2 or n^2) twice
     g = min(n, N) if gram == "min" else n
-    check_memory(8.0 * (2 * n * d + N * d + 2 * n * N + 2 * g * g), force, f"n={n}, d={d}, N={N}")
+    check_memory(8.0 * (2 * n * d + N * d + 2 * n * N + 2 * g * g), force, f"n={n}, d={d}, N={N}", concurrent)
     return n, d, N
 
 
-def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, force=False) -> tuple:
-    """Resolve (d, n, p, n0) of the sRF theory from d and α = n/d, β = p/d, α0 = n0/d."""
+def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, force=False, concurrent=1) -> tuple:
+    """Resolve (d, n, p, n0) of the sRF theory from d and α = n/d, β = p/d, α0 = n0/d (the memory of ``concurrent``
+    such simulations checked)."""
     d = positive(d, "d", True)
     if n is None:
         n = scaled_size(alpha, d, "alpha", "n") if alpha is not None else None
@@ -229,7 +232,7 @@ def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, fo
     # a test batch of 4000 rows
     m = (n0 or 0)
     check_memory(8.0 * (n * d + 2 * p * d + 2 * n * p + 2 * min(n, p) ** 2 + m * (d + p) + 4000 * (d + p)), force,
-                 f"d={d}, n={n}, p={p}" + (f", n0={n0}" if n0 else ""))
+                 f"d={d}, n={n}, p={p}" + (f", n0={n0}" if n0 else ""), concurrent)
     return d, int(n), int(p), (int(n0) if n0 is not None else None)
 
 

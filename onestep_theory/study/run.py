@@ -107,6 +107,19 @@ def _fit(table, exponents):
                        exponents).to_dict()
 
 
+def _check_sizes(protocol, params, d, workers):
+    """The largest task's sizes and memory, checked before the theory or any task runs (bounded work: e.g.
+    ``beta=1e308`` is bad input, not a saddle point that fails).  The memory counts one task per local worker
+    (``workers``; None: one per core), so that a study does not start tasks that the operating system kills."""
+    from ..simulate.base import sizes_spike, sizes_srf
+
+    concurrent = workers if isinstance(workers, int) else (os.cpu_count() or 1) if dask_available() else 1
+    if protocol in ("giant-step", "srf", "ablation"):
+        sizes_srf(d, alpha=params["alpha"], beta=params["beta"], alpha0=params.get("alpha0"), concurrent=concurrent)
+    else:
+        sizes_spike(d=d, phi=params["phi"], psi=params["psi"], concurrent=concurrent)
+
+
 def _ladder(sizes, reps):
     """Sorted distinct sizes and the seeds per size (``reps``: one count for all, or one per size)."""
     try:
@@ -161,6 +174,7 @@ def plan_study(protocol: str, params: dict, sizes, reps, *, key=None, compare="t
     sizes, reps = _ladder(sizes, reps)
     if workers is not None and (not isinstance(workers, int) or not 1 <= workers <= 256):
         raise InvalidParameterError("workers", workers, "an integer in [1, 256], or None (one per core)")
+    _check_sizes(protocol, params, max(sizes), workers)
     return pr, params, key, sizes, reps, check_exponents(exponents)
 
 
@@ -232,7 +246,8 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
             for d in sizes:                   # seeds to reach the target standard error (at most max_reps)
                 v = np.asarray([gap_of(done[(d, k)]) for k in range(reps[d])])
                 se = float(v.std(ddof=1) / math.sqrt(len(v)))
-                want = min(max_reps, math.ceil(len(v) * (se / target_se) ** 2))
+                need = len(v) * (se / target_se) ** 2 if se < 1e150 * target_se else math.inf
+                want = max_reps if not need < max_reps else math.ceil(need)
                 if want > reps[d]:
                     more[d] = want
             if not more:
