@@ -23,6 +23,7 @@ from .core.errors import (  # noqa: E402  (the exceptions are light: always load
     InvalidParameterError,
     OnestepError,
     QuadratureError,
+    ResourceError,
 )
 from .core.lazy import lazy_exports  # noqa: E402
 
@@ -47,6 +48,7 @@ __all__ = [
     "InvalidParameterError",
     "OnestepError",
     "QuadratureError",
+    "ResourceError",
     "precision",
     "workdps",
     "he_coeffs",

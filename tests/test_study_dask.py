@@ -99,3 +99,16 @@ def test_unreachable_scheduler_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(study_cluster, "CONNECT_TIMEOUT", "1s")
     with pytest.raises(InvalidParameterError, match="scheduler"):
         run_study("srf", PARAMS, [30, 60], 2, theory=THEORY, scheduler="tcp://127.0.0.1:9")
+
+
+@pytest.mark.slow
+def test_a_task_that_kills_its_workers_is_one_resource_error():
+    """Issue 23: a task that kills every worker it runs on (out of memory, here os._exit) ended the study in Dask's
+    KilledWorker and exit 1; it is a ResourceError naming what to do, and the CLI exits 3 with one line."""
+    from onestep_theory import ResourceError
+    from onestep_theory.study.cluster import map_tasks
+
+    seen = []
+    with pytest.raises(ResourceError, match="killed the Dask workers.*--resume"):
+        map_tasks(os._exit, [("boom", (1,))], lambda *a: seen.append(a), workers=1)
+    assert seen == []

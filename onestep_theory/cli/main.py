@@ -19,7 +19,7 @@ import sys
 import warnings
 
 from .. import __version__
-from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError
+from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError, ResourceError
 from .convention import FAMILY, rewrite
 from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Parser, add_debug
 
@@ -120,6 +120,9 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     except ConvergenceError as exc:
         print(f"onestep-theory {args.command}: numerical failure: {exc}", file=sys.stderr)
+        return EXIT_NUMERIC
+    except ResourceError as exc:
+        print(f"onestep-theory {args.command}: resource failure: {exc}", file=sys.stderr)
         return EXIT_NUMERIC
     except OnestepError as exc:
         print(f"onestep-theory {args.command}: error: {exc}", file=sys.stderr)

@@ -6,7 +6,7 @@ manager is ``onestep_theory.core.precision.precision`` (also ``onestep_theory.pr
 """
 
 from .errors import (ConvergenceError, ExpressionError, HypothesisError, InvalidParameterError, OnestepError,
-                     QuadratureError)
+                     QuadratureError, ResourceError)
 from .lazy import lazy_exports
 
 _LAZY = {
@@ -19,6 +19,6 @@ _LAZY = {
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = ["ConvergenceError", "ExpressionError", "HypothesisError", "InvalidParameterError", "OnestepError",
-           "QuadratureError", "check_dps", "check_positive", "check_range", "check_real", "float_in", "nstr", "to_exact",
-           "to_float", "to_mpf", "GUARD_DIGITS", "MAX_DPS", "arb_to_mpf", "mpf_to_arb", "with_dps",
+           "QuadratureError", "ResourceError", "check_dps", "check_positive", "check_range", "check_real", "float_in",
+           "nstr", "to_exact", "to_float", "to_mpf", "GUARD_DIGITS", "MAX_DPS", "arb_to_mpf", "mpf_to_arb", "with_dps",
            "workdps", "Result", "digits_of", "provenance", "serialize", "vouched"]

@@ -14,6 +14,7 @@ __all__ = [
     "HypothesisError",
     "ConvergenceError",
     "QuadratureError",
+    "ResourceError",
 ]
 
 
@@ -83,3 +84,8 @@ class ConvergenceError(OnestepError, ArithmeticError):
 
 class QuadratureError(ConvergenceError):
     """A quadrature did not reach the requested accuracy."""
+
+
+class ResourceError(OnestepError):
+    """Valid work that the machine could not finish: a worker process killed (out of memory) in a study.  The
+    command line prints it as one line and exits with status 3, like a numerical failure; what finished is kept."""

@@ -5,7 +5,9 @@ Each task is submitted once under a key derived from its store key, so the sched
 task.  Results come back to the calling process in order of completion and are handed to ``on_result`` at once
 (which writes them to the store: one writer, the caller).  A worker that dies (killed, out of memory, a crashed
 machine) is replaced by its nanny and its tasks are rescheduled by Dask; a task that *raises* stops the study
-with that error — the tasks finished before it are already stored, so ``--resume`` continues from there.
+with that error — the tasks finished before it are already stored, so ``--resume`` continues from there.  A task
+that kills every worker it is given (Dask's ``KilledWorker``, typically memory) stops the study with a
+:class:`~onestep_theory.core.errors.ResourceError` (exit 3, one line) saying how many tasks are stored.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from ..core.errors import InvalidParameterError
+from ..core.errors import InvalidParameterError, ResourceError
 
 __all__ = ["dask_available", "map_tasks", "CONNECT_TIMEOUT"]
 
@@ -56,14 +58,20 @@ def map_tasks(fn, tasks: list, on_result, *, workers: int | None = None, schedul
     if not dask_available():
         raise InvalidParameterError("workers", workers, "1 (serial), or install the extra: pip install "
                                     "'onestep_theory[distributed]'")
-    from dask.distributed import as_completed
+    from dask.distributed import KilledWorker, as_completed
 
     with _client(workers, scheduler) as client:
         futures = {client.submit(_timed, fn, *args, key=f"onestep-task-{key}", pure=False, retries=0): key
                    for key, args in tasks}
+        done = 0
         try:
             for fut, (result, seconds) in as_completed(futures, with_results=True):
                 on_result(futures[fut], result, seconds)
+                done += 1
+        except KilledWorker as exc:   # a task that kills every worker it runs on (typically: out of memory)
+            raise ResourceError(f"a task killed the Dask workers it ran on ({' '.join(str(exc).split())[:160]}); "
+                                f"{done} task(s) finished and stored: rerun with --resume and fewer --workers, or "
+                                "smaller sizes (each worker needs the memory of one task)") from None
         finally:
             client.cancel(list(futures))
         n = len(client.nthreads())
