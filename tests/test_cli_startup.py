@@ -83,3 +83,22 @@ def test_star_import_and_submodules():
     import onestep_theory.core.precision as prec
 
     assert onestep_theory.core.precision is prec and onestep_theory.precision is prec.precision
+
+
+def test_heartbeat_shows_elapsed_time_and_clears_its_line(capsys):
+    """Issue 23: a theory command that runs longer than 2 s shows that it works (on a terminal; here forced on with
+    short times), and leaves no trace when it ends; off, it prints nothing."""
+    import time
+
+    from onestep_theory.cli.common import Heartbeat
+
+    with Heartbeat("onestep-theory srf", True, after=0.05, every=0.05):
+        time.sleep(0.4)
+    err = capsys.readouterr().err
+    assert "onestep-theory srf: working (0 s)" in err and err.endswith("\r") and err.rstrip("\r").endswith(" ")
+    with Heartbeat("onestep-theory srf", False, after=0.0, every=0.01):
+        time.sleep(0.1)
+    assert capsys.readouterr().err == ""
+    with Heartbeat("quick", True, after=5.0):      # ends before it is due: nothing shown
+        pass
+    assert capsys.readouterr().err == ""

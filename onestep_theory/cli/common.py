@@ -304,3 +304,42 @@ class Progress:
             left = f", ETA {el / i * (total - i):.0f} s" if self.eta and 0 < i < total else ""
             print(f"\r{self.label}: {self.unit} {i}/{total} ({el:.1f} s{left})  ", end=end, file=sys.stderr,
                   flush=True)
+
+
+class Heartbeat:
+    """Elapsed time on a terminal's stderr while a command without its own progress (a theory command: an sRF
+    saddle point with a general loss or K groups, Hermite coefficients at hundreds of digits) runs longer than
+    ``after`` seconds; the line is cleared when the command ends.  Off unless ``enabled`` (the command line turns
+    it on for a terminal only, so that logs and pipes stay clean)."""
+
+    def __init__(self, label, enabled, after=2.0, every=1.0):
+        import threading
+
+        self.label, self.enabled, self.after, self.every = label, enabled, after, every
+        self.stop, self.shown, self.thread = threading.Event(), 0, None
+        if enabled:
+            self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self):
+        t0 = time.perf_counter()
+        if self.stop.wait(self.after):
+            return
+        while True:
+            text = f"\r{self.label}: working ({time.perf_counter() - t0:.0f} s)"
+            print(text, end="", file=sys.stderr, flush=True)
+            self.shown = len(text)
+            if self.stop.wait(self.every):
+                return
+
+    def __enter__(self):
+        if self.thread is not None:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.thread is not None:
+            self.stop.set()
+            self.thread.join()
+            if self.shown:
+                print("\r" + " " * self.shown + "\r", end="", file=sys.stderr, flush=True)
+        return False

@@ -21,7 +21,7 @@ import warnings
 from .. import __version__
 from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError, ResourceError
 from .convention import FAMILY, rewrite
-from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Parser, add_debug
+from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Heartbeat, Parser, add_debug
 
 __all__ = ["main", "build_parser", "COMMAND_INDEX"]
 
@@ -49,6 +49,10 @@ COMMAND_INDEX = {
     "store": ("study", "the results store of finite-size studies: ls | show | export"),
     "reproduce": ("reproduce", "regenerate the papers' key curves: report.md, plots, CSV/JSON (main job)"),
 }
+
+
+#: Commands that report their own progress on stderr (``cli.common.Progress``); the others get a heartbeat.
+OWN_PROGRESS = ("simulate", "study", "reproduce")
 
 
 def command_of(argv) -> str | None:
@@ -106,8 +110,10 @@ def main(argv=None) -> int:
     def one_line(message, category, filename, lineno, file=None, line=None):
         print(f"onestep-theory {args.command}: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
+    # commands with their own progress (repetitions, tasks, experiments) do not get the heartbeat
+    beat = sys.stderr.isatty() and name not in OWN_PROGRESS and not getattr(args, "quiet", False)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), Heartbeat(f"onestep-theory {args.command}", beat):
             warnings.simplefilter("default")
             warnings.showwarning = one_line
             return args._handler(args)
