@@ -253,3 +253,28 @@ def test_review_regressions_convention_flag(capsys):
     out = json.loads(capsys.readouterr().out)
     assert main(["bounds", "--alpha0", "2", "--eta", "1/10", "--student", "tanh", "--teacher", "sin", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["upper"] == out["upper"]
+
+
+def test_headline_carries_the_proof_and_the_worst_point_one_format():
+    """Issue 23: a formula that differs symbolically by less than the digits checked (+ 1e-20) headlined "agrees to
+    15 digits"; the headline is the proof's verdict now.  The worst point prints formula and quantity alike."""
+    r = check(DELTA1 + " + 1e-20", "delta_1", student="tanh", teacher="He1", n=4)
+    assert r.agree == 4 and r.verdict.startswith("differs symbolically") and "agrees to 15 digits" in r.verdict
+    w = r.worst
+    assert ("e" in w["formula"].lower()) == ("e" in w["quantity"].lower())
+    assert abs(float(w["formula"]) - float(w["quantity"])) <= 2 * float(w["quantity_error"])
+
+
+def test_unknown_names_are_named_with_the_symbols_of_the_context(capsys):
+    """Issue 23: a misspelt symbol in a formula or a loss was refused as "a real SymPy expression in x"; the message
+    names the unknown symbol, suggests the nearest name and lists the symbols of that context."""
+    from onestep_theory.cli.main import main
+
+    assert main(["check", "psi*lamda*cs1**4*m2/(phi*b**2)", "--against", "delta_1", "--student", "tanh",
+                 "--teacher", "He1"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown name 'lamda' (did you mean 'lam'?)" in err and "phi, psi" in err and "in x," not in err
+    assert main(["srf", "--student", "tanh", "--teacher", "sign", "--alpha0", "20", "--eta", "3", "--alpha", "2",
+                 "--beta", "1", "--lam", "0.1", "--loss", "log(1+exp(-y*yhaat))"]) == 2
+    err = capsys.readouterr().err
+    assert "expected an expression in y, yhat" in err and "did you mean 'yhat'?" in err and len(err.splitlines()) == 1

@@ -56,9 +56,10 @@ class ExpressionError(InvalidParameterError):
     integrable under the standard Gaussian.
     """
 
-    def __init__(self, param: str, value, reason: str):
+    def __init__(self, param: str, value, reason: str,
+                 allowed: str = "a real SymPy expression in x, square-integrable under N(0,1)"):
         self.reason = reason
-        super().__init__(param, value, "a real SymPy expression in x, square-integrable under N(0,1)", reason)
+        super().__init__(param, value, allowed, reason)
 
 
 class HypothesisError(InvalidParameterError):

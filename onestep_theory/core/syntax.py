@@ -9,6 +9,7 @@ numbers such as ``"1/3"``, ``"0.1"`` or ``"sqrt(2)/2"``; expressions in ``x`` ar
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import re
 import tokenize
@@ -82,8 +83,9 @@ def _has_x(node) -> bool:
                for n in ast.walk(node))
 
 
-def check_syntax(text: str, param: str, names: set[str]) -> None:
-    """Raise :class:`ExpressionError` unless *text* passes the whitelist and the size limits."""
+def check_syntax(text: str, param: str, names: set[str], symbols=("x",)) -> None:
+    """Raise :class:`ExpressionError` unless *text* passes the whitelist and the size limits; ``symbols`` are the
+    free symbols among ``names`` (named in the message for an unknown name)."""
     if len(text) > MAX_EXPR_CHARS:
         raise ExpressionError(param, text[:40] + "...", f"expression longer than {MAX_EXPR_CHARS} characters")
     try:
@@ -123,8 +125,11 @@ def check_syntax(text: str, param: str, names: set[str]) -> None:
         ):
             raise ExpressionError(param, text, "only numbers may appear as literals")
         if isinstance(node, ast.Name) and node.id not in names:
-            allowed = ", ".join(sorted(set(FUNCTIONS) | set(CONSTANTS)))
-            raise ExpressionError(param, text, f"unknown name '{node.id}' (allowed: x, {allowed})")
+            rest = ", ".join(sorted(set(names) - set(symbols)))
+            close = difflib.get_close_matches(node.id, sorted(names), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ExpressionError(param, text, f"unknown name '{node.id}'{hint}; the symbols here: "
+                                               f"{', '.join(symbols) or 'none'}; functions and names: {rest}")
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
                 raise ExpressionError(param, text, "only whitelisted functions may be called")
@@ -152,7 +157,17 @@ def parse_text(text: str, param: str, variables: dict | None = None) -> sp.Expr:
     """Parse *text* with the whitelisted functions and constants plus the names in *variables*
     (name → SymPy expression, e.g. ``{"x": x, "relu": Max(x, 0)}``), after :func:`check_syntax`."""
     variables = variables or {}
-    check_syntax(text, param, set(FUNCTIONS) | set(CONSTANTS) | set(variables))
+    # the free symbols (not aliases of another name, such as He1 -> x)
+    symbols = tuple(sorted(k for k, v in variables.items()
+                           if isinstance(v, sp.Symbol) and (v.name == k or v.name not in variables)))
+    try:
+        check_syntax(text, param, set(FUNCTIONS) | set(CONSTANTS) | set(variables), symbols)
+    except ExpressionError as exc:
+        if symbols in (("x",), ()):
+            raise
+        # a formula or a loss: not "an expression in x" (the symbols of the quantity, e.g. y, yhat)
+        what = ", ".join(symbols) if len(symbols) <= 4 else "the symbols listed"
+        raise ExpressionError(param, text, exc.reason, allowed=f"an expression in {what}") from None
     local = dict(FUNCTIONS)
     local.update(CONSTANTS)
     local.update(variables)

@@ -172,7 +172,7 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
         undefined += f is None
         earned = min(earned, digits_of(v, err))
         row = {"point": {k: str(x) for k, x in point.items()},
-               "formula": mpmath.nstr(f, dps) if f is not None else "undefined (complex, infinite or 0/0)",
+               "formula": vouch(f, 0.0, dps)[0] if f is not None else "undefined (complex, infinite or 0/0)",
                "quantity": vouch(v, err, dps)[0], "quantity_error": vouch(v, err, dps)[1], "relative_gap": rel,
                "agrees": bool(ok)}
         if top is not None:
@@ -189,6 +189,9 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
             verdict += f" (the quantity's error estimate vouches for {digits} of the {dps} digits asked)"
         if proof["status"].startswith("identical"):
             verdict = f"{proof['status']} (symbolic proof); " + verdict
+        elif proof["status"] == "differs symbolically":   # the proof decides: agreement only bounds the difference
+            verdict = (f"differs symbolically (proof; see below), though it agrees to {digits} digits at "
+                       f"{agree}/{len(rows)} points: the difference is below the digits checked there")
     else:
         verdict = (f"differs: relative gap up to {mx:.2g} at {where} ({agree}/{len(rows)} points agree to {digits} "
                    "digits)")
