@@ -7,6 +7,7 @@ rl_*.json, rl_*.png and independent_kgroup.jsonl, the per-seed output of indepen
 import json
 import math
 import pathlib
+import re
 import shutil
 import sys
 
@@ -126,7 +127,8 @@ def main():
     text = (OUT / "readouts-losses_template.md").read_text()
     for k, v in subs.items():
         text = text.replace("{" + k + "}", v)
-    assert "{" not in text.replace("{}", ""), [ln for ln in text.splitlines() if "{" in ln][:3]
+    left = re.findall(r"\{[A-Z_]+\}", text)
+    assert not left, left
     (OUT / "readouts-losses.md").write_text(text)
     for f in sorted(RUN.glob("rl_*.json")) + sorted(RUN.glob("rl_*_e1.png")) + [RUN / "independent_kgroup.jsonl"]:
         if f.resolve() != (OUT / f.name).resolve():
