@@ -24,7 +24,7 @@ from ..core.precision import precision
 from .expressions import is_odd, pieces, x
 from .parsing import parse
 from .gauss import NotExact, expect_piece_exact, tidy
-from .moments import moment_exact, moments_numeric, numeric_bundle
+from .moments import RECURSION, moment_exact, moments_numeric, numeric_bundle
 
 __all__ = ["Activation"]
 
@@ -86,8 +86,10 @@ class Activation:
             c0 = Activation(self.expr, False).coeff_exact(0)
             if c0 is not None and is_odd(sp.simplify(self.expr - c0)):
                 return sp.Integer(0)
-        v, _ = moment_exact(self.expr, k)
-        return None if v is None else tidy(v / math.factorial(k))
+        v, how = moment_exact(self.expr, k)
+        if v is None:
+            return None
+        return sp.expand(v / math.factorial(k)) if how == RECURSION else tidy(v / math.factorial(k))
 
     def coeff(self, k: int, dps: int | None = None):
         """:math:`c_k=\\mathbb E[\\sigma\\mathrm{He}_k]/k!`: exact if ``dps is None`` and found, else mpf."""
