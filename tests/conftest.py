@@ -47,3 +47,31 @@ def agree(a, b, digits):
     with mpmath.workdps(digits + 15):
         a, b = mpmath.mpf(a), mpmath.mpf(b)
         return abs(a - b) <= mpmath.mpf(10) ** (-digits) * max(1, abs(b))
+
+
+@pytest.fixture
+def check_rendered():
+    """The check of a result's notebook HTML (tests/test_rendering.py, tests/test_notebook.py)."""
+    return _check_rendered
+
+
+def _check_rendered(html_text):
+    """Well-formed HTML (every table closed), no raw JSON and no truncated dump, values shown with their errors."""
+    from html.parser import HTMLParser
+
+    class Tags(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.stack = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag not in ("br", "hr", "img"):          # void elements
+                self.stack.append(tag)
+
+        def handle_endtag(self, tag):
+            assert self.stack and self.stack.pop() == tag, (tag, self.stack)
+
+    p = Tags()
+    p.feed(html_text)
+    assert p.stack == [], p.stack
+    assert '{"' not in html_text and "': " not in html_text and " ..." not in html_text

@@ -83,16 +83,77 @@ class Result:
         return json.dumps(self.to_dict(), **kw)
 
     def _repr_html_(self) -> str:
-        """A table of the fields for notebooks (numbers as serialised: the digits they earned)."""
-        import html
+        """The result as an HTML table for notebooks: each field with its error (``value ± error`` where the result
+        has ``errors`` for it), nested fields as nested tables, lists of rows as tables, closed forms (a ``latex``
+        entry) as math; the provenance in one line below.  Numbers as serialised: the digits they earned."""
+        d = self.to_dict()
+        errors = d.get("errors") if isinstance(d.get("errors"), dict) else {}
+        body = _html_table({k: v for k, v in d.items() if k not in ("provenance", "errors")}, errors)
+        prov = d.get("provenance") if isinstance(d.get("provenance"), dict) else {}
+        foot = "; ".join(f"{k} {prov[k]}" for k in ("method", "version", "dps") if prov.get(k) not in (None, ""))
+        return (f"<p><b>{type(self).__name__}</b></p>{body}"
+                + (f"<p style='font-size:smaller'>{_esc(foot)}</p>" if foot else ""))
 
-        def cell(v):
-            text = v if isinstance(v, str) else json.dumps(v)
-            return html.escape(text if len(text) <= 300 else text[:300] + " ...")
 
-        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td style='text-align:left'>"
-                       f"{cell(v)}</td></tr>" for k, v in self.to_dict().items() if k != "provenance")
-        return f"<p><b>{type(self).__name__}</b></p><table>{rows}</table>"
+#: Rows and items shown per list in a notebook table (the rest is counted).
+_HTML_ROWS = 20
+
+
+def _esc(text) -> str:
+    import html
+
+    text = str(text)
+    return html.escape(text if len(text) <= 400 else text[:400] + " …")
+
+
+def _merged(d: dict) -> dict:
+    """A ``{value, abs_error, …}`` entry (Hermite coefficients, moments) with the error beside the value."""
+    if "value" in d and "abs_error" in d:
+        d = dict(d, value=f"{d['value']} ± {d['abs_error']}")
+        d.pop("abs_error")
+    return d
+
+
+def _html_value(v, err=None, depth=0) -> str:
+    """One field of :meth:`Result._repr_html_`."""
+    if isinstance(v, dict):
+        v = _merged(v)
+        if "latex" in v:          # a closed form: math for the notebook's typesetter (entities decoded first)
+            import html
+
+            return f"${html.escape(str(v['latex']))}$"
+        if depth >= 3:
+            return _esc(json.dumps(v))
+        return _html_table(v, err if isinstance(err, dict) else {}, depth + 1)
+    if isinstance(v, (list, tuple)):
+        if v and all(isinstance(r, dict) for r in v):
+            v = [_merged(r) for r in v]
+            cols = list(dict.fromkeys(k for r in v[:_HTML_ROWS] for k in r))
+            head = "".join(f"<th>{_esc(c)}</th>" for c in cols)
+            rows = "".join("<tr>" + "".join(f"<td>{_html_value(r.get(c, ''), None, depth + 1)}</td>" for c in cols)
+                           + "</tr>" for r in v[:_HTML_ROWS])
+            more = f"<tr><td colspan='{len(cols)}'>… {len(v) - _HTML_ROWS} more rows</td></tr>" \
+                if len(v) > _HTML_ROWS else ""
+            return f"<table><tr>{head}</tr>{rows}{more}</table>"
+        errs = err if isinstance(err, (list, tuple)) and len(err) == len(v) else [None] * len(v)
+        items = [_html_value(a, e, depth + 1) for a, e in zip(v[:_HTML_ROWS], errs)]
+        return ", ".join(items) + (f", … ({len(v) - _HTML_ROWS} more)" if len(v) > _HTML_ROWS else "")
+    text = _esc("" if v is None else v)
+    if err is not None and not isinstance(err, (dict, list, tuple)):
+        text += f" ± {_esc(err)}"
+    return text
+
+
+def _html_table(d: dict, errors: dict, depth=0) -> str:
+    """Rows of ``d``; a nested group of fields without errors of its own takes them from the flat ``errors`` (an
+    sRF solution's order parameters, whose errors sit beside the test error's)."""
+    def err_of(k, v):
+        e = errors.get(k)
+        return errors if e is None and isinstance(v, dict) and depth == 0 else e
+
+    rows = "".join(f"<tr><th style='text-align:left'>{_esc(k)}</th><td style='text-align:left'>"
+                   f"{_html_value(v, err_of(k, v), depth)}</td></tr>" for k, v in d.items())
+    return f"<table>{rows}</table>"
 
 
 def digits_of(value, err) -> int:

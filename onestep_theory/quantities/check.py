@@ -58,11 +58,27 @@ class CheckResult(Result):
     provenance: dict
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in (
-            ("formula", f"<code>{self.formula}</code>"), ("against", self.against), ("proof", self.proof["status"]),
-            ("points agreeing", f"{self.agree}/{len(self.points)} to {self.dps} digits"),
-            ("largest relative gap", f"{self.max_relative_gap:.3g}")))
-        return f"<p><b>{self.verdict}</b></p><table>{rows}</table>"
+        """The verdict, the formula as math, the proof, the worst point (formula against the quantity ± its error)
+        and the simulation, for notebooks."""
+        from html import escape
+
+        w = self.worst
+        rows = [("formula", f"<code>{escape(self.formula)}</code>"
+                 + (f"<br>${escape(self.proof['latex'])}$" if self.proof.get("latex") else "")),
+                ("against", escape(self.against)),
+                ("proof", f"{escape(self.proof['status'])}: {escape(self.proof.get('detail', ''))}"),
+                ("points agreeing", f"{self.agree}/{len(self.points)} to {self.dps} digits"),
+                ("largest relative gap", f"{self.max_relative_gap:.3g}"),
+                ("worst point", f"{escape(', '.join(f'{k}={v}' for k, v in w['point'].items()))}: formula "
+                                f"{escape(w['formula'])}, quantity {escape(w['quantity'])} ± {escape(w['quantity_error'])}")]
+        for sm in self.simulation:
+            at = escape(", ".join(f"{k}={v}" for k, v in sm["point"].items()))
+            rows.append((f"simulation at {at}", escape(sm["note"]) if "note" in sm else
+                         f"{sm['sim_mean']:.6g} ± {sm['sim_se']:.2g} (d = {sm['d']}, {sm['reps']} seeds); "
+                         f"z(formula) = {sm['z_formula']:+.1f}, z(quantity) = {sm['z_quantity']:+.1f}"))
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
+                       for k, v in rows)
+        return f"<p><b>{escape(self.verdict)}</b></p><table>{body}</table>"
 
     def _repr_latex_(self) -> str:
         return f"$\\text{{{self.against}}} \\overset{{?}}{{=}} {self.proof['latex']}$"

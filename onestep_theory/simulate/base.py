@@ -91,10 +91,12 @@ class SimulationResult(Result):
         return pd.DataFrame(self.rows())
 
     def _repr_html_(self) -> str:
-        body = "".join(f"<tr><td>{r['quantity']}</td><td>{r['mean']:.6g}</td><td>{r['se']:.2g}</td></tr>"
+        from html import escape
+
+        body = "".join(f"<tr><td>{escape(str(r['quantity']))}</td><td>{r['mean']:.6g} ± {r['se']:.2g}</td></tr>"
                        for r in self.rows())
-        return (f"<p><b>simulation {self.protocol}</b> ({self.reps} repetition(s), {self.seconds:.1f} s)</p>"
-                f"<table><tr><th>quantity</th><th>mean</th><th>standard error</th></tr>{body}</table>")
+        return (f"<p><b>simulation {escape(self.protocol)}</b> ({self.reps} repetition(s), {self.seconds:.1f} s)</p>"
+                f"<table><tr><th>quantity</th><th>mean ± standard error</th></tr>{body}</table>")
 
 
 def spawn(seed, reps: int, streams: int = 3) -> list:
