@@ -25,12 +25,14 @@ from ..core.results import Result, provenance
 from .cluster import dask_available, map_tasks
 from .fit import check_exponents, extrapolate
 from .protocols import protocol_of
-from .store import ResultStore, canonical_json
+from .store import ResultStore, claim_owner, canonical_json
 
 __all__ = ["task_seed", "run_task", "plan_study", "run_study", "StudyResult", "MAX_TASKS"]
 
 #: At most this many tasks in one study (bounded work for any input).
 MAX_TASKS = 10_000
+#: How often a run waiting for tasks claimed by a concurrent run of the same study looks at the store (seconds).
+POLL_SECONDS = 2.0
 
 
 def task_seed(root: int, protocol: str, params: dict, d: int, k: int) -> np.random.SeedSequence:
@@ -223,6 +225,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     if workers is None:
         workers = (os.cpu_count() or 1) if (dask_available() or scheduler) else 1
     gap_of = (lambda r: r[key] - th) if compare == "theory" else (lambda r: r[key] - r[pr.paired_key(compare, key)])
+    owner = claim_owner()
     try:
         reused = 0
         while True:
@@ -237,9 +240,26 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
                     else:
                         done[(d, k)] = res
                         reused += 1
-            executed += len(pending)
-            executors.append(_execute(protocol, params, root_seed, st, tag, pending, done, workers, scheduler,
+            # claim the tasks first: a concurrent run of the same study on this store runs the others
+            mine = [t for t in pending if st.claim(st.key(protocol, tag, *t), owner)]
+            theirs = [t for t in pending if t not in set(mine)]
+            executed += len(mine)
+            executors.append(_execute(protocol, params, root_seed, st, tag, mine, done, workers, scheduler,
                                       progress))
+            while theirs:         # wait for the other run's tasks; take over any whose process is gone
+                time.sleep(POLL_SECONDS)
+                for t in list(theirs):
+                    res = st.get(protocol, tag, *t)
+                    if res is not None:
+                        done[t] = res
+                        reused += 1
+                        theirs.remove(t)
+                taken = [t for t in theirs if st.claim(st.key(protocol, tag, *t), owner)]
+                if taken:
+                    theirs = [t for t in theirs if t not in set(taken)]
+                    executed += len(taken)
+                    executors.append(_execute(protocol, params, root_seed, st, tag, taken, done, workers, scheduler,
+                                              progress))
             if target_se is None:
                 break
             more = {}
@@ -254,6 +274,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
                 break
             reps.update(more)
     finally:
+        st.release(owner)
         if own:
             st.close()
     executor = next((e for e in executors if not e.startswith("none")), executors[0])

@@ -27,6 +27,7 @@ import math
 import os
 import sqlite3
 import threading
+import time
 
 from .. import __version__
 from ..core.errors import InvalidParameterError
@@ -85,6 +86,38 @@ def _check_task(protocol, params, d, seed_index):
         raise InvalidParameterError("d", d, "an int >= 1")
     if isinstance(seed_index, bool) or not isinstance(seed_index, int) or seed_index < 0:
         raise InvalidParameterError("seed_index", seed_index, "an int >= 0")
+
+
+#: Claims of tasks being run (``ResultStore.claim``); not part of the schema version (additive).
+_CLAIMS = "CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, since REAL NOT NULL)"
+#: A claim from another machine older than this (seconds) is taken over: its process is presumed gone.
+STALE_AFTER = 6 * 3600.0
+
+
+def claim_owner() -> str:
+    """This process as a claim owner: ``host:pid:random`` (a new value per run)."""
+    import secrets
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def claim_is_stale(owner: str, since: float) -> bool:
+    """Whether a claim's process is gone: on this machine, its pid no longer exists; elsewhere, the claim is older
+    than :data:`STALE_AFTER`."""
+    import socket
+
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+    return time.time() - float(since) > STALE_AFTER
 
 
 def task_key(protocol: str, params: dict, d: int, seed_index: int, version: str = __version__) -> str:
@@ -179,7 +212,33 @@ class ResultStore:
             return f"schema {schema} without a valid table 'tasks'"
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=FULL")
+        con.execute(_CLAIMS)       # additive: stores written before claims existed gain the table, readers ignore it
         return None
+
+    # ------------------------------------------------------------------ claims (concurrent runs of one study)
+    def claim(self, key: str, owner: str) -> bool:
+        """Claim the task ``key`` for ``owner`` (one process of a study): True if it is now ``owner``'s to run —
+        unclaimed, already ``owner``'s, or claimed by a process that is gone (:func:`claim_is_stale`); False if
+        it is stored or another live process runs it.  Two runs of one study on one store thus split the tasks."""
+        with self._lock:
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                stored = self._con.execute("SELECT 1 FROM tasks WHERE key = ?", (key,)).fetchone()
+                row = self._con.execute("SELECT owner, since FROM claims WHERE key = ?", (key,)).fetchone()
+                mine = not stored and (row is None or row[0] == owner or claim_is_stale(*row))
+                if mine:
+                    self._con.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (key, owner, time.time()))
+                self._con.execute("COMMIT")
+            except BaseException:
+                if self._con.in_transaction:
+                    self._con.execute("ROLLBACK")
+                raise
+        return mine
+
+    def release(self, owner: str) -> None:
+        """Drop every claim of ``owner`` (at the end of its run, finished or not)."""
+        with self._lock:
+            self._con.execute("DELETE FROM claims WHERE owner = ?", (owner,))
 
     # ------------------------------------------------------------------ context manager
     def close(self) -> None:
@@ -216,6 +275,7 @@ class ResultStore:
             self._con.execute("BEGIN IMMEDIATE")
             try:
                 cur = self._con.execute(f"INSERT OR IGNORE INTO tasks VALUES ({', '.join('?' * len(row))})", row)
+                self._con.execute("DELETE FROM claims WHERE key = ?", (key,))
                 self._con.execute("COMMIT")
             except BaseException:
                 if self._con.in_transaction:
