@@ -116,6 +116,7 @@ def test_sweep_matches_mp_and_handles_random_draws():
         assert d2[i] == pytest.approx(float(r.dm2_dlam), rel=1e-8)
 
 
+@pytest.mark.slow     # 24 s of simulated traces (slow stage)
 @pytest.mark.parametrize("student", ["tanh", "relu_centered"])
 def test_against_simulated_traces(student):
     # spike-theory.md §9.4/§9.5: traces at n = 2000; tolerance 4 s.e. + O(1/n) finite-size bias

@@ -215,6 +215,7 @@ def spectra():
             for r in (0.0, 1.2) for d, reps in ((200, 48), (400, 24))}
 
 
+@pytest.mark.slow     # 75 s of simulated spectra (a study-sized validation; CI runs it in the slow stage)
 def test_spectrum_top_eigenvalue_scales_with_n(spectra):
     """srf-theory.md §7 (191): lambda_max(A) = n E mu0^2 + O(1) for r > 0; at r = 0 (odd sigma) there is no
     spike and the top eigenvalue is the bulk's right edge.

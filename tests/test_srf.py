@@ -543,6 +543,7 @@ def spectra_a():
             for d, reps in SPEC_SIZES}
 
 
+@pytest.mark.slow     # 45 s of simulated spectra (slow stage)
 def test_spectrum_stieltjes_and_spike_against_simulation(spectra_a):
     """V2(-lambda) (§7) against the empirical Stieltjes transform (extrapolated; se 0.05-0.3 %), and the mean spike
     n E mu0^2 (191) against the top eigenvalue: lambda_max = n E mu0^2 + O(1), the O(1) (of the bulk's size)
@@ -560,6 +561,7 @@ def test_spectrum_stieltjes_and_spike_against_simulation(spectra_a):
     _check_z(slope, math.hypot(a.se, b.se) / dn, want, "E mu0^2")
 
 
+@pytest.mark.slow     # 30 s: 48 simulated spectra (slow stage)
 def test_spectrum_density_against_simulated_eigenvalues():
     """The bulk density (§7) is (1/pi) Im V2(x + i0); its smoothing at width eta, (1/pi) Im V2(x + i eta), is the
     expectation of the eigenvalues' smoothed histogram (1/p) sum_k Im 1/(pi (ev_k - x - i eta)).  At eta = 0.05
