@@ -202,18 +202,33 @@ def command_lines(draw):
     return argv
 
 
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 150)), deadline=None,
-          derandomize=os.environ.get("FUZZ_RANDOM") is None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(command_lines())
-def test_fuzz_cli_contract(capsys, argv):
-    """300 generated command lines over every command: exit 0/2/3, one line on failure, no traceback, no hang."""
+def _fuzz_one(capsys, argv):
     try:
         rc, out, err = run(argv, capsys)
     except SystemExit as exc:           # argparse exits by itself (help, usage): still exit 2 and one line
         out, err = capsys.readouterr()
         rc = exc.code
     assert_contract(argv, rc, out, err)
+
+
+_FUZZ = dict(deadline=None, derandomize=os.environ.get("FUZZ_RANDOM") is None,
+             suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 60)), **_FUZZ)
+@given(command_lines())
+def test_fuzz_cli_contract(capsys, argv):
+    """60 generated command lines over every command (FUZZ_EXAMPLES): exit 0/2/3, one line on failure, no
+    traceback, no hang."""
+    _fuzz_one(capsys, argv)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, database=None, **_FUZZ)
+@given(command_lines())
+def test_fuzz_cli_contract_300(capsys, argv):
+    """The same contract over 300 command lines (the slow stage)."""
+    _fuzz_one(capsys, argv)
 
 
 # ---------------------------------------------------------------- resolvent over extreme ranges

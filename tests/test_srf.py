@@ -341,6 +341,7 @@ def test_bounds_erf_vanish_and_baselines():
     assert rf.lower == pytest.approx(best_linear("sin"), abs=1e-10)     # (27) at r = 0 is the linear error
 
 
+@pytest.mark.slow     # 11 s: a grid search over eta (slow stage)
 def test_bounds_optimised_is_the_minimum_of_an_independent_search():
     """(28): the eta~-optimised bounds against an independent minimisation of the fixed-eta~ bounds (26)/(27).
 

@@ -37,6 +37,7 @@ def serial(tmp_path_factory):
     return run_study("srf", PARAMS, SIZES, REPS, theory=THEORY, store=path, workers=1), path
 
 
+@pytest.mark.slow     # 17 s: a two-process Dask cluster (slow stage)
 def test_two_worker_processes_give_the_serial_result_bit_for_bit(serial, tmp_path):
     """A local cluster started by the study itself (``workers=2``), then the serial run: identical results, and
     identical store exports apart from the timing columns."""

@@ -265,6 +265,9 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
             more = {}
             for d in sizes:                   # seeds to reach the target standard error (at most max_reps)
                 v = np.asarray([gap_of(done[(d, k)]) for k in range(reps[d])])
+                v = v[np.isfinite(v)]           # tasks without the paired reference do not count
+                if v.size < 2:
+                    continue
                 se = float(v.std(ddof=1) / math.sqrt(len(v)))
                 need = len(v) * (se / target_se) ** 2 if se < 1e150 * target_se else math.inf
                 want = max_reps if not need < max_reps else math.ceil(need)
