@@ -9,6 +9,7 @@ name imports that submodule and caches the value in the package, so later access
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 __all__ = ["lazy_exports"]
