@@ -83,10 +83,7 @@ def _poly_table(f: sp.Expr, kmax: int):
             if t in (-sp.oo, sp.oo):
                 ends.append(None)
                 continue
-            tf, hs = Fraction(int(t.p), int(t.q)), [Fraction(1), Fraction(int(t.p), int(t.q))]
-            while len(hs) < top:
-                hs.append(tf * hs[-1] - (len(hs) - 1) * hs[-2])
-            ends.append(hs)
+            ends.append(he_values(top - 1, Fraction(int(t.p), int(t.q))))     # the one home of the recurrence
         # T(0, k) as (coefficient of Phi(b)-Phi(a), of phi(a), of phi(b))
         row = [(Fraction(1), Fraction(0), Fraction(0))]
         for k in range(1, top + 1):
