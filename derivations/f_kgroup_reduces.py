@@ -70,7 +70,7 @@ def numeric(d=200):
     r, c, g = (float(t) for t in (P.r, P.c, P.gamma))
     W0, v, tp = bulk(d, d, 7)
     th = g * v + math.sqrt(1 - g * g) * tp
-    kw = dict(alpha=2, beta=1, lam="1/10", alpha0=20, eta=3, reduce=False, annealed=False)
+    kw = dict(alpha=2, beta=1, lam="1/10", alpha0=20, eta=3, reduce=False, annealed=False, prior="finite-w")
 
     def f1(W):
         emp = empirical_from_weights(math.sqrt(c) * W, v, th)

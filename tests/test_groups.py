@@ -73,7 +73,7 @@ def test_k1_finite_w_equals_f1(case_a):
     ref = srf_solve("tanh", "sin", alpha=2, beta=1, lam="1/10", r=repr(r), c=repr(c), gamma=repr(g),
                     spectrum="empirical", empirical=empirical_from_weights(math.sqrt(c) * W0, v, th))
     sol = srf_groups("tanh", "sin", readout_spec="1:1", alpha=2, beta=1, lam="1/10", alpha0=20, eta=3,
-                     bulks=[(W0, v, tp)], reduce=False, annealed=False)
+                     bulks=[(W0, v, tp)], reduce=False, annealed=False, prior="finite-w")
     assert abs(float(sol.test_error) - float(ref.test_error)) < 1e-12
     # the order parameters too (K = 1: 1-vectors and 1x1 matrices)
     for k, kk in (("m", "m"), ("theta", "theta"), ("psi", "psi"), ("q2", "q2"), ("V2", "V2")):
@@ -87,7 +87,7 @@ def test_symmetric_readout_is_row_flip(case_a):
     th = g * v + math.sqrt(1 - g * g) * tp
     rd = readout("1:1/2,-1:1/2")
     sol = srf_groups("tanh", "sin", readout_spec=rd, alpha=2, beta=1, lam="1/10", alpha0=20, eta=3,
-                     bulks=[(W0, v, tp)], reduce=False, annealed=False)
+                     bulks=[(W0, v, tp)], reduce=False, annealed=False, prior="finite-w")
     Wn = W0.copy()
     Wn[group_index(rd, 100) == 0] *= -1
     ref = srf_solve("tanh", "sin", alpha=2, beta=1, lam="1/10", r=repr(r), c=repr(c), gamma=repr(g),
@@ -116,7 +116,7 @@ def test_large_lambda_is_the_upper_bound(case_a):
     gaps = []
     for lam in (10**5, 10**6):
         sol = srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam=lam, alpha0=20, eta=3,
-                         bulks=bulks)
+                         bulks=bulks, prior="finite-w")
         gaps.append(float(sol.test_error) - b.upper)
         slack = sol.abs_error + b.errors["upper"]
     assert abs(gaps[1]) > 10 * slack                                # the 1/lambda term is resolved ...
@@ -125,12 +125,18 @@ def test_large_lambda_is_the_upper_bound(case_a):
 
 def test_groups_need_bulks_and_finite_support():
     with pytest.raises(InvalidParameterError, match="bulks"):
-        srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam=1, alpha0=20, eta=3)
+        srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam=1, alpha0=20, eta=3,
+                   prior="finite-w")
+    with pytest.raises(InvalidParameterError, match="finite-w"):        # bulks are not silently ignored
+        srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam=1, alpha0=20, eta=3,
+                   bulks=[_bulk(50, 50, 0)])
+    with pytest.raises(InvalidParameterError, match="prior"):
+        srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam=1, alpha0=20, eta=3, prior="mp")
     with pytest.raises(InvalidParameterError, match="tau-star"):
         srf_groups("tanh", "sin", readout_spec="gaussian", alpha=2, beta=1, lam=1, alpha0=20, eta=3)
     with pytest.raises(InvalidParameterError, match="beta"):
         srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=2, lam=1, alpha0=20, eta=3,
-                   bulks=[_bulk(50, 50, 0), _bulk(50, 50, 1)])
+                   bulks=[_bulk(50, 50, 0), _bulk(50, 50, 1)], prior="finite-w")
 
 
 def test_sampler_errors_are_reported(case_a):
@@ -142,7 +148,7 @@ def test_sampler_errors_are_reported(case_a):
         return [_bulk(d, p, 100 * seed + k) for k in range(count)]
 
     sol = srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam="1/10", alpha0=20, eta=3,
-                     sampler=sampler, bulk_p=80, bulk_count=2, seed=5)
+                     sampler=sampler, bulk_p=80, bulk_count=2, seed=5, prior="finite-w")
     assert calls == [(80, 80, 2, 10), (40, 40, 2, 11)]
     assert set(sol.errors) == {"test_error", "sampling", "finite_size", "discretisation", "solver"}
     assert sol.abs_error == pytest.approx(sum(v for k, v in sol.errors.items() if k != "test_error"))
@@ -159,7 +165,7 @@ def test_bounds_bracket_and_two_groups_lower_the_upper_bound(case_a):
     assert sym.upper == sym.upper_single and sym.ranks == (1, 2, 1)
     bulks = [_bulk(80, 80, s) for s in range(2)] + [_bulk(40, 40, s) for s in (5, 6)]
     eps = [float(srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=3, beta=1, lam=lam, alpha0=20, eta=3,
-                            bulks=bulks).test_error) for lam in (1e-3, 1e-1, 10.0)]
+                            bulks=bulks, prior="finite-w").test_error) for lam in (1e-3, 1e-1, 10.0)]
     assert min(eps) >= b.lower and min(eps) <= b.upper
 
 
@@ -221,9 +227,13 @@ def test_cli_srf_readout(capsys):
     rc, uni = _cli(["srf", *CASE, "--json"], capsys)
     rc2, sym = _cli(["srf", *CASE, "--readout", "1:0.5,-1:0.5", "--json"], capsys)
     assert rc == rc2 == 0 and sym["test_error"] == uni["test_error"] and sym["readout"]["reduced"] == "1:1"
-    rc, k2 = _cli(["srf", *CASE, "--readout", "1:0.5,2:0.5", "--bulk-p", "60", "--bulk-count", "2", "--json"], capsys)
+    rc, k2 = _cli(["srf", *CASE, "--readout", "1:0.5,2:0.5", "--prior", "finite-w", "--bulk-p", "60", "--bulk-count",
+                   "2", "--json"], capsys)
     assert rc == 0 and k2["experimental"] and set(k2["errors"]) >= {"sampling", "finite_size", "discretisation"}
     assert float(k2["test_error"]) < float(uni["test_error"])
+    for extra, word in ((["--bulk-p", "60"], "--bulk-p"), (["--prior", "finite-w", "--dps", "20"], "--dps")):
+        rc, err = _cli(["srf", *CASE, "--readout", "1:0.5,2:0.5", *extra], capsys)
+        assert rc == 2 and word in err and len(err.strip().splitlines()) == 1
     rc, err = _cli(["srf", *CASE, "--readout", "gaussian"], capsys)
     assert rc == 2 and "tau-star" in err and len(err.strip().splitlines()) == 1
     rc, err = _cli(["srf", *CASE, "--readout", "1:0.5,2:0.6"], capsys)
@@ -246,7 +256,8 @@ def test_annealed_prior_is_the_average_of_the_sampled_one(case_a):
     """The annealed prior (docs/theory/srf-theory.md §8) is the sampled prior averaged over b, e given Omega
     (E bb^T = diag(c_g), E ee^T = Omega, E be^T = 0): every output of the map is linear in these second
     moments.  K = 2 with fractions 3/10, 7/10, a state away from the fixed point; 3000 draws, 4.5 s.e."""
-    from onestep_theory.srf.groups import GroupBulk, StateLayout, group_bulk, group_map
+    from onestep_theory.srf.finitew import GroupBulk, group_bulk, group_map
+    from onestep_theory.srf.groupchannel import StateLayout
     from onestep_theory.srf.kappa import group_setup
 
     r, c, g = case_a
@@ -285,7 +296,7 @@ def test_single_negative_value_non_odd_student():
 
     def sampler(d, p, count, seed=0):
         return [_bulk(d, p, 50 * seed + k) for k in range(count)]
-    fw = srf_groups("relu_centered", "relu_centered", readout_spec="-1:1", reduce=False, sampler=sampler, bulk_p=200,
+    fw = srf_groups("relu_centered", "relu_centered", readout_spec="-1:1", reduce=False, prior="finite-w", sampler=sampler, bulk_p=200,
                     bulk_count=2, **kw)
     assert abs(float(fw.test_error) - float(exact.test_error)) <= fw.abs_error + exact.abs_error
     plus = srf_groups("relu_centered", "relu_centered", readout_spec="1:1", **kw)

@@ -5,7 +5,7 @@ error added); the network runs are in the slow stage (d = 1000)."""
 
 import pytest
 
-from onestep_theory.simulate import sample_bulks, sim_giant_step, sim_srf
+from onestep_theory.simulate import sim_giant_step, sim_srf
 from onestep_theory.srf import srf_params
 from onestep_theory.srf.groups import srf_groups
 
@@ -13,8 +13,8 @@ CASE = dict(alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
 
 
 def _theory(spec, **kw):
-    return srf_groups("tanh", "sin", readout_spec=spec, sampler=sample_bulks, bulk_p=kw.pop("bulk_p", 300),
-                      bulk_count=2, **dict(CASE, **kw))
+    """The asymptotic K-group theory (docs/theory/srf-theory.md §8.1)."""
+    return srf_groups("tanh", "sin", readout_spec=spec, **dict(CASE, **kw))
 
 
 @pytest.mark.slow      # 4 s: the default suite keeps the exact reductions; simulation checks run in the slow stage
@@ -32,7 +32,7 @@ def test_direct_srf_groups_small():
 @pytest.mark.parametrize("spec", ["1:0.5,2:0.5", "0.5:0.5,1.5:0.5"])
 def test_network_groups_d1000(spec):
     """The acceptance setting of issue 12: the network after one giant step with the readout, d = 1000."""
-    th = _theory(spec, bulk_p=600)
+    th = _theory(spec)
     sim = sim_giant_step("tanh", "sin", 1000, alpha0=20, eta=3, alpha=2, beta=1, lam=0.1, readout=spec, reps=6,
                          seed=11)
     st = sim.stats["test_error"]

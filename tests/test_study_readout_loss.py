@@ -73,8 +73,26 @@ def test_cli_refuses_with_one_line(capsys):
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and word in err, err
     srf = ["study", "srf", "--student", "tanh", "--teacher", "sin", "--alpha", "2", "--beta", "1", "--lam", "0.1",
-           "--r", "1", "--c", "1", "--gamma", "1", "--d", "40,60", "--readout", "1:0.5,2:0.5"]
-    assert main(srf) == 2 and "--readout" in capsys.readouterr().err
+           "--r", "1", "--c", "1", "--gamma", "1", "--d", "40,60", "--readout", "1:0.5,2:0.5", "--store", ":memory:"]
+    for extra in (["--features", "cgep"], ["--norm-slope", "0.5"]):       # the K-group theory has neither
+        assert main(srf + extra) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "readout" in err, err
+
+
+def test_study_srf_with_a_readout_uses_the_asymptotic_theory():
+    """``study srf --readout``: direct K-group sRF tasks against the asymptotic K-group theory (§8.1)."""
+    from onestep_theory.srf.groups import srf_groups
+
+    p = PROTOCOLS["srf"].check(dict(student="tanh", teacher="sin", alpha=2.0, beta=1.0, lam=0.1, r=1.1, c=1.02,
+                                    gamma=0.97, readout="2:0.5,1:0.5"))
+    assert p["readout"] == "1:1/2,2:1/2"
+    value, err = PROTOCOLS["srf"].theory(p, "test_error")
+    ref = srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha="2.0", beta="1.0", lam="0.1", r="1.1", c="1.02",
+                     gamma="0.97")
+    assert value == float(ref.test_error) and err == ref.abs_error < 1e-12
+    got = PROTOCOLS["srf"].simulate(p, 40, task_seed(0, "srf", p, 40, 0))
+    assert 0 < got["test_error"] < 1
 
 
 @pytest.mark.slow

@@ -16,10 +16,13 @@ def add_readout(p, bulks: bool = False):
                         "'1:0.5,2:0.5' (a spec starting with '-' needs --readout=-1:...); a Gaussian readout is the "
                         "tau-star command's theory ([BES+22])")
     if bulks:
+        p.add_argument("--prior", choices=("asymptotic", "finite-w"), default="asymptotic",
+                       help="K-group prior (docs/theory/srf-theory.md §8): 'asymptotic' (default; the deterministic "
+                            "equivalent of §8.1, any --dps) or 'finite-w' (sampled bulks, float64; a check)")
         p.add_argument("--bulk-p", type=int_in("--bulk-p", 20, 3000), default=600,
-                       help="width of the sampled bulks of the experimental K-group prior (and half of it)")
+                       help="with --prior finite-w: width of the sampled bulks (and half of it)")
         p.add_argument("--bulk-count", type=int_in("--bulk-count", 2, 64), default=4,
-                       help="sampled bulks per width")
+                       help="with --prior finite-w: sampled bulks per width")
 
 
 def is_grouped(args) -> bool:
@@ -40,20 +43,25 @@ def run_srf_groups(args):
     from ..simulate import sample_bulks
     from ..srf.groups import srf_groups
 
-    # the K-group solver is float64 with its own prior: refuse the single-group options instead of ignoring them
-    for flag, value, default in (("--dps", args.dps, None), ("--spectrum-mode", args.spectrum_mode, "mp"),
+    # the K-group solver has its own prior: refuse the single-group options instead of ignoring them
+    finite = args.prior == "finite-w"
+    for flag, value, default in (("--dps", args.dps if finite else None, None),
+                                 ("--bulk-p", 600 if finite else args.bulk_p, 600),
+                                 ("--bulk-count", 4 if finite else args.bulk_count, 4),
+                                 ("--spectrum-mode", args.spectrum_mode, "mp"),
                                  ("--no-spike-channel", args.no_spike_channel, False),
                                  ("--no-cross-term", args.no_cross_term, False),
                                  ("--kappa-nodes", args.kappa_nodes, None), ("--inner-nodes", args.inner_nodes, None),
                                  ("--loss", getattr(args, "loss", None), None)):
         if value != default:
-            raise InvalidParameterError(flag, value, "not available with a grouped --readout (the experimental "
-                                        "K-group solver is float64, annealed finite-W prior)")
-
+            raise InvalidParameterError(flag, value, "not available with a grouped --readout" + (
+                " and --prior finite-w (float64 on sampled bulks)" if finite else
+                " (--bulk-p and --bulk-count belong to --prior finite-w)" if flag.startswith("--bulk") else ""))
+    kw = dict(prior="finite-w", sampler=sample_bulks, bulk_p=args.bulk_p, bulk_count=args.bulk_count,
+              seed=args.seed) if finite else dict(dps=args.dps)
     sol = srf_groups(args.student, args.teacher, readout_spec=args.readout, alpha=args.alpha, beta=args.beta,
                      lam=args.lam, noise_var=args.noise_var, c_formula=args.c_formula,
-                     strict_odd=not args.allow_non_odd, sampler=sample_bulks, bulk_p=args.bulk_p,
-                     bulk_count=args.bulk_count, seed=args.seed, tol=args.tol or 1e-10, **_rcg_kw(args))
+                     strict_odd=not args.allow_non_odd, tol=args.tol, **kw, **_rcg_kw(args))
     d = sol.to_dict()
     d.pop("reduced", None)
     out = dict(d, params={"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var})
@@ -65,7 +73,7 @@ def run_srf_groups(args):
         lines.append(f"  group u={g['value']:<6} fraction {g['fraction']:<6} spike r_j = {g['r']:.10g}, "
                      f"c_j = {g['c']:.10g}")
     lines.append(f"({sol.method})")
-    if sol.experimental:
+    if sol.reduced is None:
         lines.append("error budget: " + ", ".join(f"{k} {v}" for k, v in d["errors"].items() if k != "test_error"))
     emit(args, out, "\n".join(lines))
     return 0

@@ -138,9 +138,9 @@ def _setup(p):
     p.add_argument("--row-norms", action="store_const", const=True, default=None,
                    help="giant-step, ablation: compare with the theory corrected for the step's row norms "
                         "(docs/theory/srf-theory.md §4.11); the stored tasks are the same")
-    p.add_argument("--readout", help="giant-step: the initial readout a0 = u/sqrt(p), 'uniform' (default) or "
-                                     "'value:fraction,...' e.g. '1:0.5,2:0.5', compared with the K-group theory "
-                                     "(docs/theory/srf-theory.md §8; no paired references)")
+    p.add_argument("--readout", help="giant-step, srf: the initial readout a0 = u/sqrt(p), 'uniform' (default) or "
+                                     "'value:fraction,...' e.g. '1:0.5,2:0.5', compared with the asymptotic K-group "
+                                     "theory (docs/theory/srf-theory.md §8.1; no paired references)")
     p.add_argument("--loss", help="giant-step: the readout loss, square (default), logistic, hinge or an expression in "
                                   "y, yhat (docs/theory/srf-theory.md §4.9); adds --key class_error")
     p.add_argument("--variants", type=_variants_arg,

@@ -208,8 +208,8 @@ def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_node
 
 @dataclasses.dataclass
 class GroupSetup:
-    """κ-node quantities of K readout groups on one shared rule (docs/theory/srf-theory.md §8), float64:
-    ``mu0, mu1, mus2`` have shape (K, nodes)."""
+    """κ-node quantities of K readout groups on one shared rule (docs/theory/srf-theory.md §8), float64 or (with
+    ``dps``) numpy object arrays of mpf: ``mu0, mu1, mus2`` have shape (K, nodes)."""
 
     kappa: np.ndarray
     w: np.ndarray
@@ -221,28 +221,46 @@ class GroupSetup:
     h2: np.ndarray
     spikes: tuple
     cs: tuple
-    gamma: float
+    gamma: object
     level: int
+    dps: int | None = None
+
+    @property
+    def mp(self) -> bool:
+        return self.dps is not None
 
 
-def group_setup(student, teacher, spikes, cs, gamma, *, level: int = 0, digits: float = 16) -> GroupSetup:
+def group_setup(student, teacher, spikes, cs, gamma, *, level: int = 0, digits: float = 16,
+                dps: int | None = None) -> GroupSetup:
     r"""The coefficients (32) of docs/theory/srf-theory.md §8 — (15) at :math:`(r\varsigma_j, c_j)` for every group —
-    and the teacher's :math:`h,h_1,h_2` on one κ-rule carrying every group's features (float64, cached)."""
+    and the teacher's :math:`h,h_1,h_2` on one κ-rule carrying every group's features (cached).
+
+    float64 by default; with ``dps`` the rule and every coefficient are computed in Arb at ``dps`` working
+    digits (call inside the precision context) and returned as mpf object arrays; the parameters then stay
+    exact (SymPy numbers) or keep their mpf precision."""
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
-    spikes = tuple(to_float(v, "r") for v in spikes)
-    cs = tuple(to_float(v, "c") for v in cs)
-    return _group_cached(s, t, spikes, cs, to_float(gamma, "gamma"), int(level), float(digits))
+    if dps is None:
+        spikes = tuple(to_float(v, "r") for v in spikes)
+        cs = tuple(to_float(v, "c") for v in cs)
+        gamma = to_float(gamma, "gamma")
+    else:
+        keep = (lambda v: v if isinstance(v, mpmath.mpf) else to_exact(v))  # noqa: E731
+        spikes, cs, gamma = tuple(keep(v) for v in spikes), tuple(keep(v) for v in cs), keep(gamma)
+    return _group_cached(s, t, spikes, cs, gamma, int(level), float(digits), dps)
 
 
 @cached(maxsize=32)
-def _group_cached(s, t, spikes, cs, gf, level, digits):
+def _group_cached(s, t, spikes, cs, gamma, level, digits, dps=None):
+    gf = float(gamma)
     hard, soft, hmax = set(), [], 1.0
     for rj, cj in zip(spikes, cs):
-        hj, sj, mj = kappa_features(s, t, rj, cj, gf)
+        hj, sj, mj = kappa_features(s, t, float(rj), float(cj), gf)
         hard, hmax = hard | set(hj), min(hmax, mj)
         soft += [f for f in sj if f not in soft]
-    rule = normal_rule(tuple(sorted(hard, key=float)), tuple(soft), digits=digits, level=level, hmax=hmax)
+    rule = normal_rule(tuple(sorted(hard, key=float)), tuple(soft), digits=digits, level=level, hmax=hmax, dps=dps)
+    if dps is not None:
+        return _group_arb(s, t, rule, spikes, cs, gamma, level, digits, dps)
     k, w = rule.nodes, rule.weights
     rho = math.sqrt(max(0.0, 1 - gf * gf))
     mu0, mu1, mus2 = [], [], []
@@ -255,3 +273,26 @@ def _group_cached(s, t, spikes, cs, gf, level, digits):
         mus2.append(np.maximum(0.0, e2 - e0 * e0 - cj * m1 * m1))
     h, h1, h2 = smooth(t, gf * k, rho, digits=digits, level=level)
     return GroupSetup(k, w, np.array(mu0), np.array(mu1), np.array(mus2), h, h1, h2, spikes, cs, gf, level)
+
+
+def _group_arb(s, t, rule, spikes, cs, gamma, level, digits, dps):
+    """The Arb path of :func:`group_setup`: every group's (15) and the teacher's moments on the mirrored rule."""
+    with workdps(dps):
+        karr = np.array(list(rule.nodes), dtype=object)
+        ga = as_arb(gamma)
+        rho = (1 - ga * ga).sqrt() if ga * ga < 1 else flint.arb(0)
+        conv = (lambda arr: np.array([arb_to_mpf(v) for v in np.ravel(arr)], dtype=object))  # noqa: E731
+        rows = []
+        for rj, cj in zip(spikes, cs):
+            ra, ca = as_arb(rj), as_arb(cj)
+            st = _mirrored(lambda kk: cge_arb(s, ra, ca, list(kk), digits=digits, level=level), karr, rule.mirror,
+                           _parity(s))
+            rows.append([conv(v) for v in st])
+        te = _mirrored(lambda kk: smooth_arb(t, np.array([ga * v for v in kk], dtype=object), rho,
+                                             backend=default_backend(t), digits=digits, level=level),
+                       karr, rule.mirror, _parity(t))
+        h, h1, h2 = (conv(v) for v in te)
+        k, w = conv(karr), conv(np.array(list(rule.weights), dtype=object))
+        gm = arb_to_mpf(ga)
+    stack = (lambda i: np.array([r[i] for r in rows], dtype=object))  # noqa: E731
+    return GroupSetup(k, w, stack(0), stack(1), stack(2), h, h1, h2, spikes, cs, gm, level, dps)

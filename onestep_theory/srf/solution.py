@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from ..core.results import Result, vouch
 from .saddle import ORDER
 
-__all__ = ["SRFSolution", "combine_errors"]
+__all__ = ["SRFSolution", "combine_errors", "rounding_floor", "ROUNDING_SAFETY"]
+
+#: Safety factor of :func:`rounding_floor` over the measured rounding errors (docs/theory/numerics.md §5).
+ROUNDING_SAFETY = 2.0
 
 
 @dataclasses.dataclass
@@ -85,3 +89,11 @@ def combine_errors(coarse: dict, fine: dict, solver: dict, rounding: float) -> d
     """Error estimate of every quantity: refinement change + solver step + rounding (docs/theory/numerics.md §5)."""
     return {k: float(abs(fine[k] - coarse[k])) + float(solver[k]) + rounding * max(1.0, abs(float(fine[k])))
             for k in fine}
+
+
+def rounding_floor(unit: float, cond: float, nodes: int, mp: bool) -> float:
+    """Relative rounding error of a saddle-point value (docs/theory/numerics.md §5): rounding noise of one
+    unit in F is amplified by the condition of the fixed point, ``cond`` = ||(I - J)^-1||, and grows with the
+    number of κ-nodes summed, like log2 N for numpy's pairwise sums and like sqrt N for the sequential sums
+    over mpf; times :data:`ROUNDING_SAFETY`."""
+    return unit * ROUNDING_SAFETY * cond * (math.sqrt(nodes) if mp else math.log2(nodes))

@@ -30,7 +30,7 @@ from .kappa import SRFSetup, srf_setup
 from .losses import loss as loss_of
 from .mapping import resolve_rcg, row_norm_params
 from .saddle import HATS, ORDER, MapOptions, all_values
-from .solution import SRFSolution, combine_errors
+from .solution import SRFSolution, combine_errors, rounding_floor
 from .solvers import jacobian, mp_solver_error, polish, solve_float
 
 __all__ = ["SRFOptions", "srf_solve", "MAX_LEVEL", "MIN_TOL"]
@@ -242,14 +242,10 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     total_it += it
     J = jacobian(x, S, o)
     Jinv = np.linalg.inv(np.eye(7) - J)
-    # rounding noise in F is amplified by the condition of the fixed point, ||(I - J)^-1||, and grows
-    # with the number of nodes summed: like log2 N for numpy's pairwise sums, like sqrt N for the
-    # sequential sums over mpf (measured: docs/theory/numerics.md §5)
     cond = max(1.0, float(np.linalg.norm(Jinv, np.inf)))
 
-    def floor(eps, Sl):
-        n = len(Sl.kappa)
-        return eps * 10.0 * cond * (math.sqrt(n) if Sl.mp else math.log2(n))
+    def floor(eps, Sl):        # rounding (docs/theory/numerics.md §5)
+        return rounding_floor(eps, cond, len(Sl.kappa), Sl.mp)
     newton = 0
     levels = []       # (level, setup, x, values, solver error of the values)
 

@@ -22,7 +22,7 @@ from scipy.optimize import root
 from ..core.errors import ConvergenceError
 from .saddle import HATS, ORDER, DomainError, fp_map, general_extras, is_valid
 
-__all__ = ["iterate", "jacobian", "solve_float", "polish", "mp_solver_error"]
+__all__ = ["iterate", "jacobian", "solve_float", "polish", "mp_solver_error", "solve_packed", "packed_jacobian"]
 
 _CAUGHT = (DomainError, ZeroDivisionError, FloatingPointError, ValueError, np.linalg.LinAlgError)
 
@@ -202,3 +202,59 @@ def mp_solver_error(vals, last, x) -> dict:
     out = {k: rel * max(1.0, abs(float(v))) for k, v in vals.items()}
     out.update({k: float(d) for k, d in zip(ORDER, last)})
     return out
+
+
+def solve_packed(F, x0, tol, max_iter, what="K-group saddle point"):
+    """Float64 fixed point of a map ``F`` on a packed state (the K-group saddle points of docs/theory/srf-theory.md §8): hybrid Powell (scipy.optimize.root) on F(x) - x, then a damped iteration
+    that backs off (more damping) whenever a trial state leaves the domain.  Returns (x, evaluations)."""
+    fev = 0
+
+    def Fc(x):
+        nonlocal fev
+        fev += 1
+        return F(x)
+
+    x = np.asarray(x0, dtype=float)
+    try:
+        sol = root(lambda y: Fc(y) - y, x, method="hybr", options={"xtol": tol})
+        if np.all(np.isfinite(sol.x)) and np.all(np.isfinite(sol.fun)) and \
+                np.max(np.abs(sol.fun) / np.maximum(1, np.abs(sol.x))) < 100 * tol:
+            return sol.x, fev
+    except DomainError:
+        pass
+    try:
+        fx = Fc(x)
+    except DomainError:
+        raise ConvergenceError(f"{what}: the starting state is outside the domain (S not positive "
+                               "definite)", fev) from None
+    damp, res = 0.5, math.inf
+    for _ in range(max_iter):
+        res = float(np.max(np.abs(fx - x) / np.maximum(1, np.abs(x))))
+        if res < tol:
+            return fx, fev
+        xn = damp * x + (1 - damp) * fx
+        try:
+            fn = Fc(xn)
+        except DomainError:
+            damp = (1 + damp) / 2          # back off towards the last valid state
+            if damp > 0.999:
+                break
+            continue
+        x, fx = xn, fn
+    raise ConvergenceError(f"{what}: no convergence (hybrid Powell, then damped iteration: residual "
+                           f"{res:.1e} after {fev} evaluations)", fev, res)
+
+
+def packed_jacobian(F, x):
+    """Forward-difference Jacobian of G = F - id at x (backward where a forward step leaves the domain)."""
+    f0 = F(x)
+    J = np.empty((len(x), len(x)))
+    for i in range(len(x)):
+        h = 1e-7 * max(1.0, abs(x[i]))
+        e = np.zeros_like(x)
+        e[i] = h
+        try:
+            J[:, i] = (F(x + e) - f0) / h
+        except DomainError:
+            J[:, i] = (f0 - F(x - e)) / h
+    return J - np.eye(len(x))

@@ -111,6 +111,9 @@ class Protocol:
         if out.get("readout") and out.get("loss"):
             raise InvalidParameterError("loss", out["loss"], "the square loss with a grouped readout (the K-group "
                                         "theory is derived for ridge only, docs/theory/srf-theory.md §8)")
+        if out.get("readout") and (out.get("features") == "cgep" or out.get("norm_slope") or out.get("norm_noise")):
+            raise InvalidParameterError("readout", out["readout"], "the sRF network features without a row-norm "
+                                        "heterogeneity (the K-group theory of docs/theory/srf-theory.md §8)")
         if (out.get("readout") or out.get("loss")) and out.get("row_norms"):
             raise InvalidParameterError("row_norms", True, "the uniform readout and the square loss "
                                         "(docs/theory/srf-theory.md §4.11)")
@@ -150,10 +153,9 @@ class Protocol:
             common = dict(alpha=repr(p["alpha"]), beta=repr(p["beta"]), lam=repr(p["lam"]),
                           noise_var=repr(p.get("noise_var", 0.0)), **extra)
             if _grouped(p):
-                from ..simulate import sample_bulks
                 from ..srf.groups import srf_groups
 
-                sol = srf_groups(p["student"], p["teacher"], readout_spec=p["readout"], sampler=sample_bulks, **common)
+                sol = srf_groups(p["student"], p["teacher"], readout_spec=p["readout"], **common)
                 return float(sol.test_error), float(sol.errors["test_error"])
             if p.get("row_norms"):
                 common["row_norms"] = True
@@ -245,8 +247,8 @@ PROTOCOLS = {
     "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "row_norms", "readout",
                                                                  "loss"),
                            ("test_error",), paired=("f1", "measured"), theory_only=("row_norms",)),
-    "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test", "features", "norm_slope", "norm_noise"),
-                    ("test_error",)),
+    "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test", "features", "norm_slope", "norm_noise",
+                                                       "readout"), ("test_error",)),
     "spike-model": Protocol("spike-model", _SPIKE + ("teacher",), ("ell", "noise_var"), ("delta", "lambda_test")),
     "traces": Protocol("traces", _SPIKE, ("bulk",), ("m1", "m2", "dm1_dlam", "dm2_dlam")),
     "ablation": Protocol("ablation", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "variants", "row_norms"),

@@ -1,0 +1,148 @@
+"""The asymptotic K-group theory (docs/theory/srf-theory.md §8.1): the deterministic-equivalent prior against
+closed forms, the saddle point against its exact reductions and at several precisions, and the user's paths
+(API and CLI).  The finite-W extrapolation and the random-matrix check are derivations/n_kgroup_asymptotic.py
+and derivations/o_kgroup_finite_w_limit.py (slow stage)."""
+
+import json
+import time
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+
+from onestep_theory.core.errors import ConvergenceError, InvalidParameterError
+from onestep_theory.core.precision import workdps
+from onestep_theory.srf.groupprior import kgroup_prior
+from onestep_theory.srf.groups import srf_groups
+from onestep_theory.srf.priors import mp_integrals
+from onestep_theory.srf.readout import Readout
+from onestep_theory.srf.solve import srf_solve
+
+CASE = dict(alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
+
+
+def _obj(values):
+    return np.array([mpmath.mpf(v) for v in values], dtype=object)
+
+
+@pytest.mark.parametrize("dps", [15, 30, 50])
+def test_k1_prior_is_marchenko_pastur(dps):
+    """K = 1: V1, V2, q2, Q1 of the fixed point equal the closed forms of §4.5 (an independent formula: the
+    Stieltjes transform root), to the working precision, with an atom (beta = 2) and without."""
+    with workdps(dps + 5):
+        for c, beta, lam, hV1, hV2, hq1, hq2 in (("1.3", "0.5", "0.1", "0.7", "0.2", "0.4", "0.9"),
+                                                 ("0.8", "2", "0.01", "1.9", "0.05", "1.1", "0.3")):
+            c, beta, lam, hV1, hV2, hq1, hq2 = (mpmath.mpf(v) for v in (c, beta, lam, hV1, hV2, hq1, hq2))
+            M = lambda v: np.array([[v]], dtype=object)  # noqa: E731
+            hats = (M(hV1), _obj([hV2]), M(hq1), _obj([hq2]), _obj([0]), _obj([0]))
+            th, ps, Q1, q2, V1, V2, nu = kgroup_prior(hats, beta, lam, _obj([1]), _obj([c]))
+            V1r, V2r, J1, J2, K0 = mp_integrals(c, beta, lam, hV1, hV2, mpmath.sqrt)
+            tol = mpmath.mpf(10) ** -dps
+            for got, ref in ((V1[0, 0], V1r), (V2[0], V2r), (q2[0], hq1 * J2 + hq2 * K0), (Q1[0, 0], hq1 * J1 + hq2 * J2)):
+                assert abs(got - ref) <= tol * abs(ref)
+
+
+def test_diagonal_coupling_is_k_independent_marchenko_pastur():
+    """A diagonal hat_V1 decouples the groups: group j is an MP problem with ratio beta pi_j and scale c_j, so
+    pi_j times the single-group closed form is exact (float64, K = 3, an atom in one group)."""
+    pis, cs, a, hV2 = np.array([0.2, 0.5, 0.3]), np.array([1.2, 2.0, 0.7]), np.array([0.8, 1.5, 0.4]), np.array([0.3, 0.1, 0.5])
+    beta, lam, hq1, hq2 = 3.0, 0.05, np.array([0.3, 0.2, 0.4]), np.array([0.2, 0.4, 0.1])
+    hats = (np.diag(a), hV2, np.diag(hq1), hq2, np.zeros(3), np.zeros(3))
+    th, ps, Q1, q2, V1, V2, nu = kgroup_prior(hats, beta, lam, pis, cs)
+    for j in range(3):
+        V1r, V2r, J1, J2, K0 = mp_integrals(cs[j], beta * pis[j], lam, a[j], hV2[j])
+        assert V2[j] == pytest.approx(pis[j] * V2r, rel=1e-13) and V1[j, j] == pytest.approx(pis[j] * V1r, rel=1e-13)
+        assert q2[j] == pytest.approx(pis[j] * (hq1[j] * J2 + hq2[j] * K0), rel=1e-12)
+        assert Q1[j, j] == pytest.approx(pis[j] * (hq1[j] * J1 + hq2[j] * J2), rel=1e-12)
+    off = ~np.eye(3, dtype=bool)
+    assert np.all(V1[off] == 0) and np.all(np.abs(Q1[off]) < 1e-16)
+
+
+def test_reductions_in_float64():
+    """One group (reduce=False), two equal groups and {1, -1} with tanh (odd) are the uniform readout: within
+    the stated errors of srf_solve (F3), which shares no prior code with §8.1."""
+    uni = srf_solve("tanh", "sin", **CASE)
+    same = Readout("finite", (sp.Integer(1), sp.Integer(1)), (sp.Rational(1, 4), sp.Rational(3, 4)))
+    for spec in ("1:1", same, "1:1/2,-1:1/2"):
+        sol = srf_groups("tanh", "sin", readout_spec=spec, reduce=False, **CASE)
+        assert abs(float(sol.test_error) - float(uni.test_error)) <= sol.abs_error + uni.abs_error
+        assert sol.method.startswith("asymptotic") and not sol.experimental
+
+
+def test_two_groups_digits_and_claim_against_30_digits():
+    """The issue's example: >= 12 certified digits in float64; the float64 value lies within its stated error of
+    the 30-digit value, whose own error is below 1e-30 relative."""
+    f = srf_groups("tanh", "sin", readout_spec="1:0.5,2:0.5", **CASE)
+    assert f.digits >= 12 and f.dps is None
+    hi = srf_groups("tanh", "sin", readout_spec="1:0.5,2:0.5", dps=30, **CASE)
+    assert hi.digits >= 30 and hi.abs_error <= 1e-30 * abs(float(hi.test_error))
+    assert abs(f.test_error - hi.test_error) <= f.abs_error
+    assert set(f.errors) >= {"test_error", "discretisation", "solver", "rounding", "mapping", "r", "c", "gamma"}
+    assert f.abs_error == pytest.approx(sum(f.errors[k] for k in ("discretisation", "solver", "rounding", "mapping")))
+
+
+@pytest.mark.slow       # two 30/50-digit solves, about 40 s
+@pytest.mark.parametrize("spec", ["1/2:1/3,1:1/3,2:1/3", "1:1/2,-2:1/2"])
+def test_k3_and_mixed_signs_at_30_digits_against_50(spec):
+    lo = srf_groups("tanh", "sin", readout_spec=spec, dps=30, **CASE)
+    hi = srf_groups("tanh", "sin", readout_spec=spec, dps=50, **CASE)
+    assert abs(lo.test_error - hi.test_error) <= lo.abs_error and hi.digits >= 50
+    fl = srf_groups("tanh", "sin", readout_spec=spec, **CASE)
+    assert abs(fl.test_error - hi.test_error) <= fl.abs_error
+
+
+def test_exact_inputs_travel_exact():
+    """lam = '1/10', Rational(1, 10) and the float 0.1 (read as its shortest decimal, with a warning) are one
+    input, to the last digit; the binary value of 0.1 (1/10 + 5.6e-18) is another, resolved at 20 digits."""
+    kw = dict(readout_spec="1:0.5,2:0.5", alpha0=20, eta=3, alpha=2, beta=1, dps=20)
+    a = srf_groups("tanh", "sin", lam="1/10", **kw)
+    b = srf_groups("tanh", "sin", lam=sp.Rational(1, 10), **kw)
+    with pytest.warns(Warning, match="lam"):
+        c = srf_groups("tanh", "sin", lam=0.1, **kw)
+    e = srf_groups("tanh", "sin", lam="0.1000000000000000055511151231257827", **kw)
+    assert a.test_error == b.test_error == c.test_error
+    assert abs(e.test_error - a.test_error) > a.abs_error + e.abs_error
+
+
+def test_bad_input_and_unreachable_targets(monkeypatch):
+    with pytest.raises(InvalidParameterError, match="dps"):
+        srf_groups("tanh", "sin", readout_spec="1:0.5,2:0.5", prior="finite-w", dps=20, **CASE)
+    with pytest.raises(InvalidParameterError, match="tol"):
+        srf_groups("tanh", "sin", readout_spec="1:0.5,2:0.5", tol=1e-16, **CASE)
+    import onestep_theory.srf.kgroup as kg
+
+    # an error budget that cannot meet the target (rounding forced to 1e-3) raises instead of returning
+    monkeypatch.setattr(kg, "rounding_floor", lambda *a: 1e-3)
+    with pytest.raises(ConvergenceError, match="digits reached"):
+        srf_groups("tanh", "sin", readout_spec="1:0.5,2:0.5", **CASE)
+
+
+def _cli(argv, capsys):
+    from onestep_theory.cli.main import main
+
+    rc = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return rc, (json.loads(out.out) if rc == 0 and "--json" in argv else out.out + out.err)
+
+
+ARGS = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta", "1",
+        "--lam", "0.1", "--readout", "1:0.5,2:0.5"]
+
+
+def test_cli_two_groups_float64(capsys):
+    t = time.perf_counter()
+    rc, d = _cli(ARGS + ["--json"], capsys)
+    assert rc == 0 and d["digits"] >= 12 and not d["experimental"] and d["method"].startswith("asymptotic")
+    assert time.perf_counter() - t < 30          # a sanity bound, not a benchmark (benchmarks/bench_kgroup.py)
+    rc, text = _cli(ARGS, capsys)
+    assert rc == 0 and f"{d['digits']} digits" in text and d["test_error"] in text
+
+
+@pytest.mark.slow       # 12 s
+def test_cli_two_groups_30_digits(capsys):
+    rc, d = _cli(ARGS + ["--dps", "30", "--json"], capsys)
+    assert rc == 0 and d["digits"] >= 30
+    ref = srf_groups("tanh", "sin", readout_spec="1:0.5,2:0.5", dps=40, **CASE)
+    with workdps(50):
+        assert abs(mpmath.mpf(d["test_error"]) - ref.test_error) <= mpmath.mpf(d["errors"]["test_error"])
