@@ -113,7 +113,7 @@ def group_map(x, G: GroupSetup, bulk: GroupBulk, alpha, beta, lam, noise_var, la
         T = Z @ N @ Z + np.outer(s, s)
     Q1n = bulk.blocksum(bulk.Omega * T) / p
     q2n = bulk.groupsum(np.diag(T)) / p
-    new = layout.pack(m_new, thn, psn, Q1n, q2n, V1n, V2n)
+    new = layout.pack(thn, psn, Q1n, q2n, V1n, V2n)
     vals = dict(test_error=float(eps), m=m_new, theta=thn, psi=psn, Q1=Q1n, q2=q2n, V1=V1n, V2=V2n,
                 hat_V1=hV1, hat_V2=hV2, hat_Q1=hQ1, hat_q2=hq2, hat_theta=hth, hat_psi=hps, m_rank=rank)
     return new, vals
@@ -152,7 +152,7 @@ def finite_w_solve(student, teacher, red: Readout, gp, gamma, cc, o, *, bulks, s
     layout = StateLayout(red.K)
     cs = [cj for _, cj in gp]
     pis = np.array([float(f) for f in red.fractions])
-    x0 = layout.pack(np.zeros(red.K), np.zeros(red.K), np.zeros(red.K), 0.1 * np.diag(pis), 0.1 * pis,
+    x0 = layout.pack(np.zeros(red.K), np.zeros(red.K), 0.1 * np.diag(pis), 0.1 * pis,
                      np.diag(pis * float(cc)), pis.copy())
     spikes = [rj for rj, _ in gp]
     G0 = group_setup(student, teacher, spikes, cs, gamma, level=0)

@@ -26,13 +26,17 @@ M_RCOND = 1e-10
 
 
 class StateLayout:
-    """Packing of the state (m, θ, ψ, Q1, q2, V1, V2): K-vectors and upper triangles of the K×K matrices."""
+    """Packing of the solver state (θ, ψ, Q1, q2, V1, V2): K-vectors and upper triangles of the K×K matrices.
+
+    The mean overlaps m are not part of it: they have no conjugate (§4.4) and are an explicit function of
+    (θ, V1, V2) (:func:`group_channel`), so the fixed point is solved without them — which keeps the residual
+    well conditioned when the mean-overlap system is nearly singular (nearly equal groups)."""
 
     def __init__(self, K):
         self.K = K
         self.iu = np.triu_indices(K)
         t = len(self.iu[0])
-        self.sizes = (K, K, K, t, K, t, K)
+        self.sizes = (K, K, t, K, t, K)
         self.size = sum(self.sizes)
 
     def unpack(self, x):
@@ -41,8 +45,8 @@ class StateLayout:
         for n in self.sizes:
             parts.append(np.asarray(x[i:i + n], dtype=object if obj else float))
             i += n
-        m, th, ps, q1, q2, v1, v2 = parts
-        return m, th, ps, self.sym(q1), q2, self.sym(v1), v2
+        th, ps, q1, q2, v1, v2 = parts
+        return th, ps, self.sym(q1), q2, self.sym(v1), v2
 
     def sym(self, t):
         M = np.zeros((self.K, self.K), dtype=t.dtype)
@@ -51,8 +55,8 @@ class StateLayout:
         M[low] = M.T[low]
         return M
 
-    def pack(self, m, th, ps, Q1, q2, V1, V2):
-        return np.concatenate([m, th, ps, Q1[self.iu], q2, V1[self.iu], V2])
+    def pack(self, th, ps, Q1, q2, V1, V2):
+        return np.concatenate([th, ps, Q1[self.iu], q2, V1[self.iu], V2])
 
 
 def min_norm_solve(A, b):
@@ -80,28 +84,28 @@ def min_norm_solve(A, b):
 def group_channel(x, G: GroupSetup, alpha, beta, noise_var, layout: StateLayout):
     r"""The K-group channel equations, mean overlaps and (25) at the state ``x`` (docs/theory/srf-theory.md §8).
 
-    Returns ``(hats, m_new, test_error, m_rank)`` with ``hats = (hat_V1, hat_V2, hat_Q1, hat_q2, hat_theta,
+    The mean overlaps m are solved first, from (θ, V1, V2) alone, and used at once.  Returns
+    ``(hats, m, test_error, m_rank)`` with ``hats = (hat_V1, hat_V2, hat_Q1, hat_q2, hat_theta,
     hat_psi)``: :math:`\hat V_{1,jl}=\frac\alpha\beta\mathbb E[\mu_1^{(j)}\mu_1^{(l)}/(1+V)]`,
     :math:`\hat V_{2,j}=\frac\alpha\beta\mathbb E[(\mu_\star^{(j)})^2/(1+V)]`, :math:`\hat Q_1,\hat q_2` with an
     extra :math:`B/(1+V)`, :math:`\hat\vartheta_j=\frac\alpha{\sqrt\beta}\mathbb E[\kappa\mu_1^{(j)}(h-\bar m)/(1+V)]`,
     :math:`\hat\psi_j=\frac\alpha{\sqrt\beta}\mathbb E[\mu_1^{(j)}h_1/(1+V)]`; m is the minimum-norm solution of
     :math:`\sum_l\mathbb E[\mu_0^{(j)}\mu_0^{(l)}/(1+V)]m_l=\mathbb E[\mu_0^{(j)}(h-\kappa\sum_l\mu_1^{(l)}\vartheta_l)/(1+V)]`.
     """
-    m, th, ps, Q1, q2, V1, V2 = layout.unpack(x)
+    th, ps, Q1, q2, V1, V2 = layout.unpack(x)
     mu0, mu1, ms2, k, w = G.mu0, G.mu1, G.mus2, G.kappa, G.w
     V = np.sum(mu1 * (V1 @ mu1), axis=0) + V2 @ ms2
     q = np.sum(mu1 * (Q1 @ mu1), axis=0) + q2 @ ms2
+    inv = 1 / (1 + V)
+    wi = w * inv
+    m, rank = min_norm_solve((mu0 * wi) @ mu0.T, mu0 @ (wi * (G.h - k * (th @ mu1))))
     mbar = m @ mu0 + k * (th @ mu1)
     Ek = G.h2 - 2 * mbar * G.h + mbar * mbar - 2 * (ps @ mu1) * G.h1 + q
-    inv = 1 / (1 + V)
-    wi, wi2 = w * inv, w * (Ek + noise_var) * inv * inv
+    wi2 = w * (Ek + noise_var) * inv * inv
     aB = alpha / beta
     aS = alpha / (mpmath.sqrt(beta) if G.mp else math.sqrt(beta))
     hV1, hV2 = aB * ((mu1 * wi) @ mu1.T), aB * (ms2 @ wi)
     hQ1, hq2 = aB * ((mu1 * wi2) @ mu1.T), aB * (ms2 @ wi2)
     hth = aS * (mu1 @ (wi * k * (G.h - mbar)))
     hps = aS * (mu1 @ (wi * G.h1))
-    A = (mu0 * wi) @ mu0.T
-    rhs = mu0 @ (wi * (G.h - k * (th @ mu1)))
-    m_new, rank = min_norm_solve(A, rhs)
-    return (hV1, hV2, hQ1, hq2, hth, hps), m_new, w @ Ek, rank
+    return (hV1, hV2, hQ1, hq2, hth, hps), m, w @ Ek, rank

@@ -55,7 +55,7 @@ def kgroup_map(x, G: GroupSetup, o: KGroupData, layout: StateLayout):
         th, ps, Q1, q2, V1, V2, nu = kgroup_prior(hats, o.beta, o.lam, o.pis, o.cs)
     except PriorDomainError as exc:
         raise DomainError(str(exc)) from None
-    new = layout.pack(m_new, th, ps, Q1, q2, V1, V2)
+    new = layout.pack(th, ps, Q1, q2, V1, V2)
     names = ("hat_V1", "hat_V2", "hat_Q1", "hat_q2", "hat_theta", "hat_psi")
     vals = dict(zip(names, hats), test_error=eps, m=m_new, theta=th, psi=ps, Q1=Q1, q2=q2, V1=V1, V2=V2, nu=nu,
                 m_rank=rank)
@@ -97,7 +97,7 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
     cs_f = np.array([float(c) for c in cs])
     of = KGroupData(float(alpha), float(beta), float(lam), float(noise_var), pis_f, cs_f)
     if x0 is None:
-        x0 = layout.pack(np.zeros(K), np.zeros(K), np.zeros(K), 0.1 * np.diag(pis_f), 0.1 * pis_f,
+        x0 = layout.pack(np.zeros(K), np.zeros(K), 0.1 * np.diag(pis_f), 0.1 * pis_f,
                          np.diag(pis_f * cs_f), pis_f.copy())
     G0 = group_setup(student, teacher, spikes, cs, gamma, level=0)
     F0 = (lambda y: kgroup_map(y, G0, of, layout)[0])  # noqa: E731
