@@ -247,13 +247,12 @@ def test_cli_bounds_readout_and_tau_star(capsys):
     rc, t = _cli(["tau-star", "--student", "erf", "--teacher", "erf", "--json"], capsys)
     assert rc == 0 and t["tau_exact"] == "0" and t["kappa_exact"] == "sqrt(2)"    # named erf = erf(x/sqrt 2)
     spec = ["spectrum", "--student", "tanh", "--r", "1.1", "--c", "1.02", "--gamma", "1", "--alpha", "2", "--beta", "1",
-            "--d", "1000", "--readout", "1:0.5,2:0.5"]
-    rc, s = _cli(spec + ["--json"], capsys)
-    # the mean spikes only: the uniform bulk is not the grouped one, and the K-group bulk is not implemented
-    assert rc == 0 and len(s["group_mean_spikes"]["spikes"]) == 2 and "density" not in s
-    for extra in (["--z", "0.5:2:3"], ["--lam", "0.2"], ["--dps", "20"]):
-        rc, err = _cli(spec + extra, capsys)
-        assert rc == 2 and extra[0] in err and "not implemented" in err
+            "--readout", "1:0.5,2:0.5", "--z", "0.5:2:3", "--lam", "1/2"]
+    rc, s = _cli(spec + ["--d", "1000", "--json"], capsys)
+    assert rc == 0 and len(s["group_mean_spikes"]["spikes"]) == 2 and len(s["density"]) == 3
+    assert set(s["stieltjes_at_minus_lambda"]) == {"1/2"}
+    rc, err = _cli(spec + ["--dps", "20"], capsys)
+    assert rc == 2 and "--dps" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.slow

@@ -294,26 +294,33 @@ def _run_spectrum(args):
 
 
 def _run_group_spectrum(args):
-    """``spectrum --readout`` with K >= 2 groups: the up-to-K mean spikes at dimension ``--d``.  The bulk of a
-    grouped readout differs from the uniform one (every group has its own mu1, mu*), and its K-group density is
-    not implemented (docs/theory/srf-theory.md §8.1, open point): it is not printed."""
-    from ..core.errors import InvalidParameterError
+    """``spectrum --readout`` with K >= 2 groups: the K-group bulk (density, g(-lambda); docs/theory/srf-theory.md
+    §8.1, float64) and, with ``--d``, the up-to-K mean spikes."""
+    import numpy as np
 
-    if not args.d:
-        raise InvalidParameterError("--d", None, "--d with a grouped --readout (its mean spikes are reported at a "
-                                    "dimension d)")
-    for flag, given in (("--dps", args.dps is not None), ("--z", bool(args.z)),
-                        ("--lam", args.lam != ["0.1", "0.5", "1", "3"])):
-        if given:
-            raise InvalidParameterError(flag, getattr(args, flag[2:]), "not given with a grouped --readout (float64 "
-                                        "mean spikes only: the K-group bulk density is not implemented, "
-                                        "docs/theory/srf-theory.md §8.1)")
+    from ..core.errors import InvalidParameterError
+    from ..srf.groupspectrum import group_spectrum
+
+    if args.dps is not None:
+        raise InvalidParameterError("--dps", args.dps, "not given with a grouped --readout (the K-group spectrum is "
+                                    "float64; its digits follow its printed errors)")
     rr, cc, gg, _ = _resolve(args)
-    gm = group_spikes(args, rr, cc)
-    text = (f"readout {gm['readout']['label']}: mean spikes " + ", ".join(
-        f"{v:.10g} +/- {e:.1e}" for v, e in zip(gm["spikes"], gm["errors"]))
-        + "\n(the bulk density of a grouped readout is not implemented: docs/theory/srf-theory.md §8.1)")
-    emit(args, {"group_mean_spikes": gm}, text)
+    gs = group_spectrum(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, beta=args.beta,
+                        xs=np.array(args.z) if args.z else None, lams=args.lam)
+    d = gs.to_dict()
+    if args.d:
+        d["group_mean_spikes"] = group_spikes(args, rr, cc)
+    lines = [f"bulk density of Phi^T Phi / p, readout {gs.readout['label']} (K groups, docs/theory/srf-theory.md "
+             f"§8.1): the limit eta -> 0 of Im g(x + i eta)/pi, extrapolated from eta = {gs.eta:.3g}, eta/2, eta/4",
+             f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
+                                                    zip(gs.x, d["density"], d["errors"]["density"])]
+    lines += [f"g(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
+    lines.append(f"atom at 0: {gs.atom_at_zero:.6g}")
+    if args.d:
+        gm = d["group_mean_spikes"]
+        lines.append(f"mean spikes at d = {args.d}: " + ", ".join(
+            f"{v:.10g} +/- {e:.1e}" for v, e in zip(gm["spikes"], gm["errors"])))
+    emit(args, d, "\n".join(lines))
     return 0
 
 

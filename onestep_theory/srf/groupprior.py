@@ -86,12 +86,23 @@ def _pieces(A, nu, beta, pis, cs):
     return delta, M, A @ M
 
 
-def kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, nu0=None):
+def _iterate(nu, lam2, hV1, beta, pis, cs, steps=400):
+    """The damped fixed point nu <- 1/(lam2 + c R_jj(nu)): a contraction on the domain (nu > 0, or Im nu > 0), used
+    to bring a start into Newton's basin."""
+    for _ in range(steps):
+        R = _pieces(hV1, nu, beta, pis, cs)[2]
+        nu = (nu + 1 / (lam2 + cs * np.diagonal(R))) / 2
+    return nu
+
+
+def kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, nu0=None, fallback=True):
     r"""The K-vector :math:`\nu` of docs/theory/srf-theory.md §8.1 and the matrices :math:`(\Delta, M, R)`.
 
     Solves :math:`1/\nu_j=\lambda+\hat V_{2,j}+c_jR_{jj}(\nu)` by Newton's method from ``nu0`` (default: the
     lower bound :math:`\nu_j=1/(\lambda+\hat V_{2,j}+c_j\hat V_{1,jj})`, the value at Δ = 0); the map is
-    monotone, so the positive root is unique.  Runs at the ambient precision for mpf input.  Returns
+    monotone, so the positive root is unique.  For complex λ = -z (Im z > 0; the spectrum) the root has Im ν > 0.
+    A Newton step that leaves the domain is halved; if that fails, damped fixed-point steps bring the start into
+    Newton's basin (``fallback``).  Runs at the ambient precision for mpf input.  Returns
     ``(nu, delta, M, R, steps)``.
 
     >>> import numpy as np
@@ -105,6 +116,10 @@ def kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, nu0=None):
     lam2 = lam + hV2
     nu = (1 / (lam2 + cs * np.diagonal(hV1).copy())) if nu0 is None else nu0.copy()
     tol = mpmath.mpf(2) ** (8 - mpmath.mp.prec) if mp else 4e-16
+    # the root: nu > 0 for real lambda > 0; Im nu > 0 for lambda = -z, z in the upper half plane (a Stieltjes
+    # transform; the spectrum of docs/theory/srf-theory.md §8)
+    cplx = np.iscomplexobj(nu)
+    valid = (lambda v: v.imag > 0) if cplx else (lambda v: v > 0)  # noqa: E731
     prev = None
     for step in range(1, MAX_STEPS + 1):
         delta, M, R = _pieces(hV1, nu, beta, pis, cs)
@@ -116,13 +131,16 @@ def kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, nu0=None):
         new = nu + dn
         # Newton may overshoot to a negative nu from a poor start: halve the step (the root is positive)
         for _ in range(60):
-            if all(v > 0 for v in new):
+            if all(valid(v) for v in new):
                 break
             dn = dn / 2
             new = nu + dn
         else:
-            raise PriorDomainError("no positive nu")
-        size = max(abs(a) / b for a, b in zip(dn, new))
+            if fallback:
+                return kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, _iterate(nu, lam2, hV1, beta, pis, cs),
+                                        fallback=False)
+            raise PriorDomainError("no positive nu" if not cplx else "no nu with Im nu > 0")
+        size = max(abs(a) / abs(b) for a, b in zip(dn, new))
         nu = new
         if size < tol or (prev is not None and step > 6 and size >= prev):
             delta, M, R = _pieces(hV1, nu, beta, pis, cs)
