@@ -106,7 +106,7 @@ REGRESSION = [
     (["simulate", "giant-step", "--student", "tanh", "--teacher", "sin", "--d", "100", "--alpha0", "20", "--eta",
       "3", "--alpha", "1e308", "--beta", "1", "--lam", "0.1"], {2}),
     (["spectrum", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
-      "--beta", "1", "--readout", "1:0.5,2:0.5", "--z", "1"], {2}),
+      "--beta", "1", "--readout", "1:0.5,2:0.5", "--z", "1", "--dps", "20"], {2}),
     (["bounds", "--student", "tanh", "--teacher", "sin", "--r", "1", "--optimize-bias", "--dps", "30"], {2}),
     # a full device: one line naming the file, exit 2 (not an internal error)
     (["sweep", "m1", "--student", "tanh", "--over", "lam=0.1:1:2", "--phi", "1", "--psi", "2", "--csv", "/dev/full"],

@@ -16,7 +16,7 @@ from ..core.limits import MAX_DPS
 
 __all__ = ["Parser", "int_in", "exact_arg", "exact_grid", "exact_text", "add_exact", "add_debug", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
            "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
-           "MAX_GRID"]
+           "MAX_GRID", "rcg_kw", "resolve_args"]
 
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
@@ -343,3 +343,27 @@ class Heartbeat:
             if self.shown:
                 print("\r" + " " * self.shown + "\r", end="", file=sys.stderr, flush=True)
         return False
+
+
+def rcg_kw(args):
+    """The sRF parameters of a command: --r --c --gamma, or --alpha0 --eta (Result 3.1), with the mapping options."""
+    from ..core.errors import InvalidParameterError
+
+    kw = dict(noise_var=args.noise_var, c_formula=args.c_formula, strict_odd=not args.allow_non_odd)
+    if args.r is not None or args.c is not None or args.gamma is not None:
+        kw.update(r=args.r, c=args.c, gamma=args.gamma)
+    else:
+        if args.alpha0 is None or args.eta is None:
+            raise InvalidParameterError("alpha0", args.alpha0, "--alpha0 and --eta, or --r --c --gamma")
+        kw.update(alpha0=args.alpha0, eta=args.eta)
+    return kw
+
+
+def resolve_args(args):
+    """(r, c, gamma, mapping) of a command's arguments (:func:`rcg_kw`), at its ``--dps`` if it has one."""
+    from ..srf.mapping import resolve_rcg
+
+    kw = rcg_kw(args)
+    return resolve_rcg(args.student, args.teacher, kw.get("r"), kw.get("c"), kw.get("gamma"), kw.get("alpha0"),
+                       kw.get("eta"), args.noise_var, args.c_formula, not args.allow_non_odd,
+                        getattr(args, "dps", None))

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from .common import add_json, command, emit, int_in
+from .common import add_json, command, emit, int_in, rcg_kw, resolve_args
 
-__all__ = ["COMMANDS", "add_readout", "is_grouped", "run_srf_groups", "run_bounds_groups", "group_spikes"]
+__all__ = ["COMMANDS", "add_readout", "is_grouped", "run_srf_groups", "run_bounds_groups", "run_group_spectrum",
+           "group_spikes"]
 
 COMMANDS: dict = {}
 
@@ -32,12 +33,6 @@ def is_grouped(args) -> bool:
     return getattr(args, "readout", None) is not None and not readout(args.readout).is_uniform
 
 
-def _rcg_kw(args):
-    if args.r is not None or args.c is not None or args.gamma is not None:
-        return dict(r=args.r, c=args.c, gamma=args.gamma)
-    return dict(alpha0=args.alpha0, eta=args.eta)
-
-
 def run_srf_groups(args):
     from ..core.errors import InvalidParameterError
     from ..simulate import sample_bulks
@@ -60,8 +55,7 @@ def run_srf_groups(args):
     kw = dict(prior="finite-w", sampler=sample_bulks, bulk_p=args.bulk_p, bulk_count=args.bulk_count,
               seed=args.seed) if finite else dict(dps=args.dps)
     sol = srf_groups(args.student, args.teacher, readout_spec=args.readout, alpha=args.alpha, beta=args.beta,
-                     lam=args.lam, noise_var=args.noise_var, c_formula=args.c_formula,
-                     strict_odd=not args.allow_non_odd, tol=args.tol, **kw, **_rcg_kw(args))
+                     lam=args.lam, tol=args.tol, **kw, **rcg_kw(args))
     d = sol.to_dict()
     d.pop("reduced", None)
     out = dict(d, params={"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var})
@@ -139,3 +133,34 @@ def _setup_tau_star(p):
     p.add_argument("--dps", type=int_in("--dps", 1, MAX_SRF_DPS), help="digits wanted (exit 3 if unreachable)")
     add_json(p)
     return _run_tau_star
+
+
+def run_group_spectrum(args):
+    """``spectrum --readout`` with K >= 2 groups: the K-group bulk (density, g(-lambda); docs/theory/srf-theory.md
+    §8.1, float64) and, with ``--d``, the up-to-K mean spikes."""
+    import numpy as np
+
+    from ..core.errors import InvalidParameterError
+    from ..srf.groupspectrum import group_spectrum
+
+    if args.dps is not None:
+        raise InvalidParameterError("--dps", args.dps, "not given with a grouped --readout (the K-group spectrum is "
+                                    "float64; its digits follow its printed errors)")
+    rr, cc, gg, _ = resolve_args(args)
+    gs = group_spectrum(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, beta=args.beta,
+                        xs=np.array(args.z) if args.z else None, lams=args.lam)
+    d = gs.to_dict()
+    if args.d:
+        d["group_mean_spikes"] = group_spikes(args, rr, cc)
+    lines = [f"bulk density of Phi^T Phi / p, readout {gs.readout['label']} (K groups, docs/theory/srf-theory.md "
+             f"§8.1): the limit eta -> 0 of Im g(x + i eta)/pi, extrapolated from eta = {gs.eta:.3g}, eta/2, eta/4",
+             f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
+                                                    zip(gs.x, d["density"], d["errors"]["density"])]
+    lines += [f"g(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
+    lines.append(f"atom at 0: {gs.atom_at_zero:.6g}")
+    if args.d:
+        gm = d["group_mean_spikes"]
+        lines.append(f"mean spikes at d = {args.d}: " + ", ".join(
+            f"{v:.10g} +/- {e:.1e}" for v, e in zip(gm["spikes"], gm["errors"])))
+    emit(args, d, "\n".join(lines))
+    return 0

@@ -6,8 +6,8 @@ import csv
 import io
 
 from .common import (add_exact, add_json, command, emit, exact_arg, exact_grid, exact_list, float_list, int_in,
-                     output_path)
-from .groups import add_readout, group_spikes, is_grouped, run_bounds_groups, run_srf_groups
+                     output_path, rcg_kw, resolve_args)
+from .groups import add_readout, is_grouped, run_bounds_groups, run_group_spectrum, run_srf_groups
 from ..core.limits import MAX_SRF_DPS
 
 
@@ -59,20 +59,7 @@ def _model_args(p):
     add_json(p)
 
 
-def _kw(args):
-    from ..core.errors import InvalidParameterError
-
-    kw = dict(noise_var=args.noise_var, c_formula=args.c_formula, strict_odd=not args.allow_non_odd)
-    if args.r is not None or args.c is not None or args.gamma is not None:
-        kw.update(r=args.r, c=args.c, gamma=args.gamma)
-    else:
-        if args.alpha0 is None or args.eta is None:
-            raise InvalidParameterError("alpha0", args.alpha0, "--alpha0 and --eta, or --r --c --gamma")
-        kw.update(alpha0=args.alpha0, eta=args.eta)
-    return kw
-
-
-def _solver_kw(args):
+def _solverrcg_kw(args):
     kw = dict(spike_channel=not args.no_spike_channel, spectrum=args.spectrum_mode, cross_term=not args.no_cross_term,
               kappa_nodes=args.kappa_nodes, inner_nodes=args.inner_nodes, tol=args.tol)
     if getattr(args, "loss", None) is not None:
@@ -91,15 +78,6 @@ def _empirical(args, rcg, beta):
     return empirical_spectrum(d, p, float(rcg[1]), float(rcg[2]), seed=args.seed)
 
 
-def _resolve(args):
-    from ..srf.mapping import resolve_rcg
-
-    kw = _kw(args)
-    return resolve_rcg(args.student, args.teacher, kw.get("r"), kw.get("c"), kw.get("gamma"), kw.get("alpha0"),
-                       kw.get("eta"), args.noise_var, args.c_formula, not args.allow_non_odd,
-                        getattr(args, "dps", None))
-
-
 def _run_srf(args):
     from ..srf import srf_solve
 
@@ -109,10 +87,10 @@ def _run_srf(args):
 
             raise InvalidParameterError("--row-norms", True, "the uniform readout (no --readout groups)")
         return run_srf_groups(args)
-    skw = _solver_kw(args)
-    kw = _kw(args)
+    skw = _solverrcg_kw(args)
+    kw = rcg_kw(args)
     if args.spectrum_mode == "empirical":
-        skw["empirical"] = _empirical(args, _resolve(args)[:3], args.beta)
+        skw["empirical"] = _empirical(args, resolve_args(args)[:3], args.beta)
     # (r, c, gamma) are resolved inside srf_solve, so that the mapping's errors reach the result
     sol = srf_solve(args.student, args.teacher, alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps,
                     **kw, **skw)
@@ -172,7 +150,7 @@ def _run_curve(args):
 
     from ..core.errors import InvalidParameterError
 
-    kw = _kw(args)
+    kw = rcg_kw(args)
     if args.alphas is not None and (args.sweep is not None or args.values is not None):
         raise InvalidParameterError("sweep", args.sweep, "either --alphas LIST, or --sweep PARAM --values LIST, not both")
     if (args.sweep is None) != (args.values is None):
@@ -180,12 +158,12 @@ def _run_curve(args):
     values = args.alphas if args.alphas is not None else args.values
     if values is None:
         raise InvalidParameterError("values", None, "--alphas, or --sweep PARAM --values LIST")
-    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps, **kw, **_solver_kw(args))
+    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps, **kw, **_solverrcg_kw(args))
     if args.spectrum_mode == "empirical":
         if args.sweep in ("eta", "alpha0", "beta", "noise_var"):
             raise InvalidParameterError("sweep", args.sweep, "alpha or lam with --spectrum-mode empirical "
                                         "(the sampled bulk is fixed by beta, c, gamma)")
-        rr, cc, gg, _ = _resolve(args)
+        rr, cc, gg, _ = resolve_args(args)
         for k in ("alpha0", "eta"):
             fixed.pop(k, None)
         fixed.update(r=rr, c=cc, gamma=gg, empirical=_empirical(args, (rr, cc, gg), args.beta))
@@ -254,7 +232,7 @@ def _run_bias_bound(args):
     from ..core.results import serialize, vouch
     from ..srf.bounds import bias_lower_bound
 
-    rr, cc, gg, _ = _resolve(args)
+    rr, cc, gg, _ = resolve_args(args)
     out = bias_lower_bound(args.student, args.teacher, r=rr, c=cc, gamma=gg, bias_max=args.bias_max)
     printed = {k: vouch(out[k], e) for k, e in out["errors"].items()}
     d = {k: (printed[k][0] if k in printed else out[k]) for k in out}
@@ -273,8 +251,8 @@ def _run_spectrum(args):
     from ..srf.spectrum import spectrum
 
     if is_grouped(args):
-        return _run_group_spectrum(args)
-    rr, cc, gg, _ = _resolve(args)
+        return run_group_spectrum(args)
+    rr, cc, gg, _ = resolve_args(args)
     xs = np.array(args.z) if args.z else None
     sp_ = spectrum(args.student, r=rr, c=cc, alpha=args.alpha, beta=args.beta, xs=xs, lams=args.lam, dps=args.dps)
     d = sp_.to_dict()
@@ -289,37 +267,6 @@ def _run_spectrum(args):
     lines += [f"V2(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
     lines.append(f"atom at 0: {sp_.atom_at_zero:.6g};  mean spike / d = alpha E mu0^2 = {d['mean_spike_per_d']}"
                  f"  +/- {d['errors']['mean_spike_per_d']}" + (f";  mean spike = {d['mean_spike']}" if args.d else ""))
-    emit(args, d, "\n".join(lines))
-    return 0
-
-
-def _run_group_spectrum(args):
-    """``spectrum --readout`` with K >= 2 groups: the K-group bulk (density, g(-lambda); docs/theory/srf-theory.md
-    §8.1, float64) and, with ``--d``, the up-to-K mean spikes."""
-    import numpy as np
-
-    from ..core.errors import InvalidParameterError
-    from ..srf.groupspectrum import group_spectrum
-
-    if args.dps is not None:
-        raise InvalidParameterError("--dps", args.dps, "not given with a grouped --readout (the K-group spectrum is "
-                                    "float64; its digits follow its printed errors)")
-    rr, cc, gg, _ = _resolve(args)
-    gs = group_spectrum(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, beta=args.beta,
-                        xs=np.array(args.z) if args.z else None, lams=args.lam)
-    d = gs.to_dict()
-    if args.d:
-        d["group_mean_spikes"] = group_spikes(args, rr, cc)
-    lines = [f"bulk density of Phi^T Phi / p, readout {gs.readout['label']} (K groups, docs/theory/srf-theory.md "
-             f"§8.1): the limit eta -> 0 of Im g(x + i eta)/pi, extrapolated from eta = {gs.eta:.3g}, eta/2, eta/4",
-             f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
-                                                    zip(gs.x, d["density"], d["errors"]["density"])]
-    lines += [f"g(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
-    lines.append(f"atom at 0: {gs.atom_at_zero:.6g}")
-    if args.d:
-        gm = d["group_mean_spikes"]
-        lines.append(f"mean spikes at d = {args.d}: " + ", ".join(
-            f"{v:.10g} +/- {e:.1e}" for v, e in zip(gm["spikes"], gm["errors"])))
     emit(args, d, "\n".join(lines))
     return 0
 
@@ -343,7 +290,7 @@ def _run_cge(args):
     from ..core.results import vouch
     from ..srf.cge import cge_values
 
-    rr, cc, gg, mapping = _resolve(args)
+    rr, cc, gg, mapping = resolve_args(args)
     v = cge_values(args.student, rr, cc, args.kappa, dps=args.dps)
     d = v.to_dict()
     d["kappa"] = list(args.kappa)

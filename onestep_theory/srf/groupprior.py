@@ -109,7 +109,7 @@ def kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, nu0=None, fallback=True):
     >>> nu = kgroup_resolvent(0.1, np.array([[1.0]]), np.array([0.2]), 1.0, np.array([1.0]), np.array([1.0]))[0]
     >>> s = nu[0] * 1.0                     # K = 1: nu = s / hat V1 of the Marchenko-Pastur form (§4.5)
     >>> t = 0.3                             # (lambda + hat V2) / hat V1
-    >>> abs(t * s * s + t * s - 1) < 1e-14  # c beta t s^2 + (t + c - c beta) s - 1 = 0 at c = beta = 1
+    >>> bool(abs(t * s * s + t * s - 1) < 1e-14)  # c beta t s^2 + (t + c - c beta) s - 1 = 0 at c = beta = 1
     True
     """
     mp = _is_mp(hV1)

@@ -63,18 +63,25 @@ def group_stieltjes(G: GroupSetup, z, *, alpha, beta, pis, cs, init=None, dampin
         V2 = (pis * start).astype(dt)
     else:
         V1, V2 = (np.array(v, dtype=dt) for v in init)
+    first = (V1.copy(), V2.copy())
     nu, err = None, math.inf
-    for it in range(1, max_iter + 1):
-        try:
-            n1, n2, nu = _vmap(V1, V2, G, z, alpha, beta, pis, cs, nu)
-        except PriorDomainError:
-            nu = None
-            damping = min(0.95, (1 + damping) / 2)
-            continue
-        err = max(np.max(np.abs(n1 - V1)), np.max(np.abs(n2 - V2))) / max(1.0, np.max(np.abs(V2)))
-        V1, V2 = damping * V1 + (1 - damping) * n1, damping * V2 + (1 - damping) * n2
-        if err < tol:
-            break
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):     # a bad trial is caught, not printed
+        for it in range(1, max_iter + 1):
+            try:
+                n1, n2, nu = _vmap(V1, V2, G, z, alpha, beta, pis, cs, nu)
+            except PriorDomainError:
+                nu = None
+                damping = min(0.95, (1 + damping) / 2)
+                continue
+            err = max(np.max(np.abs(n1 - V1)), np.max(np.abs(n2 - V2))) / max(1.0, np.max(np.abs(V2)))
+            if not math.isfinite(err):          # overflow: restart from the first state, more damped
+                (V1, V2), nu, damping = (first[0].copy(), first[1].copy()), None, min(0.95, (1 + damping) / 2)
+                if damping >= 0.95:
+                    break
+                continue
+            V1, V2 = damping * V1 + (1 - damping) * n1, damping * V2 + (1 - damping) * n2
+            if err < tol:
+                break
     if not err < 1e-9:
         raise ConvergenceError(f"K-group Stieltjes transform at z={z} did not converge", it, err)
     iu = np.triu_indices(K)
