@@ -64,14 +64,16 @@ def group_stieltjes(G: GroupSetup, z, *, alpha, beta, pis, cs, init=None, dampin
     else:
         V1, V2 = (np.array(v, dtype=dt) for v in init)
     first = (V1.copy(), V2.copy())
-    nu, err = None, math.inf
+    nu, err, fails = None, math.inf, 0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):     # a bad trial is caught, not printed
         for it in range(1, max_iter + 1):
             try:
                 n1, n2, nu = _vmap(V1, V2, G, z, alpha, beta, pis, cs, nu)
             except PriorDomainError:
-                nu = None
+                nu, fails = None, fails + 1
                 damping = min(0.95, (1 + damping) / 2)
+                if fails > 50:                  # bounded work: the start is hopeless
+                    break
                 continue
             err = max(np.max(np.abs(n1 - V1)), np.max(np.abs(n2 - V2))) / max(1.0, np.max(np.abs(V2)))
             if not math.isfinite(err):          # overflow: restart from the first state, more damped
