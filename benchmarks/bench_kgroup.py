@@ -9,10 +9,10 @@ set on a machine about 2.4 times faster in pure Python than the current 2-core o
 """
 
 import argparse
-import statistics
-import subprocess
 import sys
 import time
+
+from bench_startup import wall       # the same timing of a fresh interpreter (run from benchmarks/ or by path)
 
 PY = sys.executable
 POINT = ["--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta", "1",
@@ -24,17 +24,6 @@ CASES = [
     ("srf --readout 1:0.5,2:0.5 --dps 30", [PY, "-m", "onestep_theory", "srf", *POINT, "--readout", "1:0.5,2:0.5",
                                             "--dps", "30"]),
 ]
-
-
-def wall(argv, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        p = subprocess.run(argv, capture_output=True, text=True)
-        times.append(time.perf_counter() - t)
-        if p.returncode != 0:
-            raise SystemExit(f"{' '.join(argv)} exited {p.returncode}: {p.stderr.strip()[-300:]}")
-    return statistics.median(times)
 
 
 def warm():

@@ -25,11 +25,12 @@ import math
 import numpy as np
 
 from ..core.errors import ConvergenceError, InvalidParameterError
-from ..core.exact import check_real, float_in, to_exact
+from ..core.exact import check_real, float_in
 from ..core.results import VouchedResult, provenance
 from .groupprior import PriorDomainError, kgroup_resolvent
 from .kappa import GroupSetup, group_setup
 from .readout import group_params, readout
+from .spectrum import ridge_points
 
 __all__ = ["group_stieltjes", "group_density", "GroupSpectrum", "group_spectrum", "MAX_GROUP_GRID"]
 
@@ -185,11 +186,7 @@ def group_spectrum(student, *, readout_spec, r, c, alpha, beta, xs=None, lams=("
     kw = dict(alpha=al, beta=be, pis=pis, cs=cs)
     dens, derr = group_density(G0, G1, xs, eta=eta_v, **kw)
     st, sterr = {}, {}
-    for lv in lams:
-        lam_x = to_exact(lv, "lam")
-        if not lam_x > 0:
-            raise InvalidParameterError("lam", lv, "finite real numbers > 0")
-        key = str(lv) if isinstance(lv, str) else f"{float(lam_x):g}"
+    for key, lam_x in ridge_points(lams):
         (_, a, _), (_, b, step) = (group_stieltjes(G, -float(lam_x), **kw) for G in (G0, G1))
         st[key] = float(np.sum(b))
         sterr[key] = abs(float(np.sum(b)) - float(np.sum(a))) + step + 1e-14 * max(1.0, abs(st[key]))

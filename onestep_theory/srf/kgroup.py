@@ -19,7 +19,6 @@ import numpy as np
 
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import to_exact, to_mpf
-from ..core.precision import GUARD_DIGITS
 from .groupchannel import StateLayout, group_channel
 from .groupprior import PriorDomainError, kgroup_prior
 from .kappa import GroupSetup, group_setup

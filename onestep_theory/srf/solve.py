@@ -14,7 +14,6 @@ docs/theory/srf-theory.md §4–5.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import mpmath
 import numpy as np

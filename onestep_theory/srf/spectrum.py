@@ -32,7 +32,7 @@ from ..core.exact import check_dps, check_real, float_in, to_exact, to_float, to
 from .kappa import kappa_features
 from ..core.limits import MAX_SRF_DPS
 
-__all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum", "spectrum"]
+__all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum", "spectrum", "ridge_points"]
 
 
 def _mp_stieltjes_complex(c, beta, t):
@@ -206,6 +206,18 @@ class Spectrum(VouchedResult):
     provenance: dict
 
 
+def ridge_points(lams) -> list:
+    """``[(key, exact lambda)]`` of the ridge values at which :math:`V_2(-\\lambda)` is reported: the key is the string
+    as typed (or ``%g`` of a number); each λ must be a finite real number > 0."""
+    out = []
+    for lv in lams:
+        lam_x = to_exact(lv, "lam")
+        if not lam_x > 0:
+            raise InvalidParameterError("lam", lv, "finite real numbers > 0")
+        out.append((str(lv) if isinstance(lv, str) else f"{float(lam_x):g}", lam_x))
+    return out
+
+
 #: Largest density grid (bounded work).
 MAX_GRID = 20000
 
@@ -254,11 +266,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
             dens.append(+r2 if dps is not None else float(r2))
             derr.append(float(abs(r2 - r1)) + err[0] + 3 * err[1] + 2 * err[2])
     st, sterr = {}, {}
-    for lv in lams:
-        lam_x = to_exact(lv, "lam")
-        if not lam_x > 0:
-            raise InvalidParameterError("lam", lv, "finite real numbers > 0")
-        key = str(lv) if isinstance(lv, str) else f"{float(lam_x):g}"
+    for key, lam_x in ridge_points(lams):
         with precision(dps or 15):          # exact lambda becomes an mpf here, at the working precision
             z = -float(lam_x) if dps is None else -to_mpf(lam_x, dps)
         _, V2, _, e2 = stieltjes_checked(student, z, r=r, c=c, alpha=alpha, beta=beta, dps=dps)
