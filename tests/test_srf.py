@@ -240,6 +240,7 @@ def test_dps_solution_agrees_with_float64_within_the_stated_errors():
             assert abs(mpmath.mpf(hi.order[k]) - mpmath.mpf(float(lo.order[k]))) <= lo.errors[k] + hi.errors[k], k
 
 
+@pytest.mark.slow      # 8 s of sampled bulks: F1 on a trained W1 (below) stays in the default suite
 def test_empirical_spectrum_f1_close_to_f3():
     # F1 on sampled bulks scatters around F3 by O(d^-1/2) (measured: about 5e-4 at d = p = 1000); the mean over
     # 5 independent bulks must agree with F3 within K of its own standard errors (§10.4: the mean difference, of
