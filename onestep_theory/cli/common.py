@@ -365,5 +365,4 @@ def resolve_args(args):
 
     kw = rcg_kw(args)
     return resolve_rcg(args.student, args.teacher, kw.get("r"), kw.get("c"), kw.get("gamma"), kw.get("alpha0"),
-                       kw.get("eta"), args.noise_var, args.c_formula, not args.allow_non_odd,
-                        getattr(args, "dps", None))
+                       kw.get("eta"), args.noise_var, args.c_formula, not args.allow_non_odd, getattr(args, "dps", None))
