@@ -58,6 +58,7 @@ def test_float64_within_stated_error(case):
     _check(sol, ref, 10)       # default tol = 1e-10 relative
 
 
+@pytest.mark.slow      # default-suite budget: 15 digits against 35: the slow accuracy matrix has 15/30/50 at 16 settings
 def test_dps15_within_stated_error():
     case = dict(eta="3", teacher="sin", alpha0="20", beta="1", noise_var="0")
     _check(_solve(case, 15), _solve(case, 35), 15)
@@ -210,6 +211,7 @@ def test_eta50_point_now_right():
     assert abs(float(sol.test_error) - 0.0935) <= 3 * 0.0004 and sol.digits >= 10
 
 
+@pytest.mark.slow      # default-suite budget: the CLI at 30 digits, 13 s; the float CLI stays in the default suite
 def test_cli_acceptance_30_digits(capsys):
     t = time.perf_counter()
     rc = main(["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1",

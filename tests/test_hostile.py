@@ -215,10 +215,10 @@ _FUZZ = dict(deadline=None, derandomize=os.environ.get("FUZZ_RANDOM") is None,
              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 40)), **_FUZZ)
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 25)), **_FUZZ)
 @given(command_lines())
 def test_fuzz_cli_contract(capsys, argv):
-    """40 generated command lines over every command (FUZZ_EXAMPLES): exit 0/2/3, one line on failure, no
+    """25 generated command lines over every command (FUZZ_EXAMPLES): exit 0/2/3, one line on failure, no
     traceback, no hang."""
     _fuzz_one(capsys, argv)
 

@@ -95,6 +95,7 @@ def test_fit_convex_optimality():
     assert info["optimality"] < 1e-6 * max(1.0, float(np.sum(np.maximum(0, 1 - y * (F @ a))))) + 1e-9
 
 
+@pytest.mark.slow      # default-suite budget: simulation, 4 s
 def test_hinge_theory_against_srf_simulation():
     P = srf_params("tanh", "sign", 20, 3)
     th = srf_solve("tanh", "sign", alpha0=20, eta=3, alpha=2, beta=1, lam="1/10", loss="hinge")

@@ -59,6 +59,7 @@ def test_a_quantity_without_closed_form_is_checked_numerically():
     assert r.agree == 0 and 1e-9 < r.max_relative_gap < 1e-4
 
 
+@pytest.mark.slow      # default-suite budget: 30-digit numeric paths, 4 s
 def test_closed_forms_match_the_numeric_path_at_30_digits():
     """Every closed form of the registry, evaluated at the symbol values, equals the numeric path (an identity
     between two independent computations)."""

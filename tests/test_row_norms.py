@@ -154,6 +154,7 @@ def test_network_map_is_consistent():
         assert e["se"] > 0 and e["seeds"] >= 2
 
 
+@pytest.mark.slow      # default-suite budget: seven solves with the row-norm map, 7 s
 def test_srf_quotes_the_map():
     from onestep_theory.srf.network_map import network_gap
 

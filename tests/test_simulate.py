@@ -131,6 +131,7 @@ def giant_steps():
     return {d: sim_giant_step("tanh", "sin", d, reps=reps, **GS_KW) for d, reps in ((200, 24), (400, 12))}
 
 
+@pytest.mark.slow      # default-suite budget: network simulation at d = 200, 400 (the shared fixture, 8 s)
 def test_giant_step_measured_parameters_against_result_3_1(giant_steps):
     """srf-theory.md §10.4: measured r, c, gamma against Result 3.1.
 
@@ -147,6 +148,7 @@ def test_giant_step_measured_parameters_against_result_3_1(giant_steps):
     assert abs(est - float(srf_params("tanh", "sin", 2, 2, c_formula="v1").c)) > K * se
 
 
+@pytest.mark.slow      # default-suite budget: the same simulated networks
 def test_giant_step_lambda_path(giant_steps):
     """``lam`` as a list: one decomposition serves the path, keys ``test_error@<lam>``.
 
@@ -240,6 +242,7 @@ def test_spectrum_top_eigenvalue_scales_with_n(spectra):
     _check_z(slope, se, e_mu0_sq, "slope of the top eigenvalue in n")
 
 
+@pytest.mark.slow      # default-suite budget: simulation, 4 s
 def test_spikes_protocol_against_the_spike_model_on_the_same_draws():
     """Protocol A (the one-step network, spike-theory.md §9.2) against protocol B-finite (§9.3) with the non-linear
     bulk: the same seed draws the same W0, beta*, a and data in both.
@@ -285,6 +288,7 @@ def test_spike_model_finite_approaches_limit():
     assert shrink > K * se
 
 
+@pytest.mark.slow      # default-suite budget: simulation, 4 s
 def test_spike_model_monte_carlo_test_risk_against_quadrature():
     """Protocol B's test risk (spike-theory.md §9.3) is exact given the sample: tensor Gauss-Hermite for a
     polynomial teacher, 2e6 Monte-Carlo draws otherwise.  The teacher x spelled Max(x, 0) + Min(x, 0) is the same

@@ -856,6 +856,7 @@ def test_bounds_cubic_student_tiny_r_dps():
         assert abs(b.lower - mpmath.mpf(LOWER_X3_SIN)) <= b.errors["lower"] + 1e-15
 
 
+@pytest.mark.slow      # default-suite budget: eta-optimised bounds at dps, 4 s
 def test_bounds_optimised_over_eta_with_dps():
     """(28) with dps: erf student, sin teacher, alpha0 = inf (c = gamma = 1, r = eta mu1 mu1*).  Reference: the
     closed forms of mu0, mu1 on numpy's Gauss-Hermite rule and scipy's bounded Brent over eta (the lower bound
