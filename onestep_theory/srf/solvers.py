@@ -205,8 +205,9 @@ def mp_solver_error(vals, last, x) -> dict:
 
 
 def solve_packed(F, x0, tol, max_iter, what="K-group saddle point"):
-    """Float64 fixed point of a map ``F`` on a packed state (the K-group saddle points of docs/theory/srf-theory.md §8): hybrid Powell (scipy.optimize.root) on F(x) - x, then a damped iteration
-    that backs off (more damping) whenever a trial state leaves the domain.  Returns (x, evaluations)."""
+    """Float64 fixed point of a map ``F`` on a packed state (the K-group saddle points of docs/theory/srf-theory.md
+    §8, §8.1): hybrid Powell (scipy.optimize.root) on F(x) - x, then a damped iteration that backs off (more
+    damping) whenever a trial state leaves the domain.  Returns (x, evaluations)."""
     fev = 0
 
     def Fc(x):
