@@ -179,7 +179,8 @@ def test_group_spectrum_k1_and_equal_groups_are_the_single_group_spectrum():
 
 def test_group_spectrum_against_simulation():
     """g(-lambda) of readout {1, 2} against (1/p) Tr (A + lambda)^-1 of simulated K-group features (d = 500, 2
-    seeds): within 4 s.e. + 0.5 % (the K mean-spike eigenvalues leave the bulk: an O(K/p) shift, §7, §10.4)."""
+    seeds): within 4 s.e. + K/(p lambda).  The K mean-spike eigenvalues are not in the bulk (§7): each moves one
+    of the p terms 1/(lambda_k + lambda) of the trace, by at most 1/lambda, so the finite-p shift is <= K/(p lambda)."""
     from onestep_theory.simulate import sim_spectrum
     from onestep_theory.srf.groupspectrum import group_spectrum
 
@@ -188,8 +189,10 @@ def test_group_spectrum_against_simulation():
     uni = group_spectrum("tanh", readout_spec="1:1", r="1.1", c="1.02", alpha=2, beta=1, xs=[1.0], lams=("1/2", "3"))
     sim = sim_spectrum("tanh", 500, r=1.1, c=1.02, gamma=1, alpha=2, beta=1, readout="1:0.5,2:0.5", reps=2, seed=3,
                        lam=(0.5, 3))
-    for key, lv in (("1/2", "0.5"), ("3", "3")):
-        st = sim.stats[f"stieltjes@{lv}"]
+    p = 500                                    # beta = 1
+    for key, lv in (("1/2", 0.5), ("3", 3.0)):
+        st = sim.stats[f"stieltjes@{lv:g}"]
         th = g.stieltjes_at_minus_lambda[key]
-        assert abs(st.mean - th) <= 4 * st.se + 0.005 * th + g.errors["stieltjes"][key]
-        assert abs(th - uni.stieltjes_at_minus_lambda[key]) > 4 * st.se + 0.005 * th      # the groups are visible
+        shift = 2 / (p * lv)
+        assert abs(st.mean - th) <= 4 * st.se + shift + g.errors["stieltjes"][key]
+        assert abs(th - uni.stieltjes_at_minus_lambda[key]) > 4 * st.se + shift     # the groups are visible
