@@ -65,7 +65,7 @@ def test_closed_forms_match_the_numeric_path_at_30_digits():
     between two independent computations)."""
     for name in ("delta_3", "lambda_2", "train_loss_f0", "test_loss_f0"):
         cf = closed_form(name)
-        v, err, vals, _ = evaluate(name, {"phi": "1/3", "psi": "2", "lam": "1/7", "noise": "1/2"},
+        v, err, vals, *_ = evaluate(name, {"phi": "1/3", "psi": "2", "lam": "1/7", "noise": "1/2"},
                                    STUDENT3, "He1 + He2/sqrt(2) + He3/sqrt(6)", dps=30)
         with mpmath.workdps(40):
             f = sp.lambdify(sorted(cf.free_symbols, key=str), cf, "mpmath")(
@@ -110,7 +110,7 @@ def test_sweep_rows_are_the_pointwise_values_and_warm_start_changes_nothing():
               fixed={"phi": 1, "psi": 2})
     assert len(s) == 5 and [r["lam"] for r in s.rows][::4] == ["0.001", "10"]
     for r in s.rows[::2]:
-        v, err, _, _ = evaluate("delta_2", {"phi": 1, "psi": 2, "lam": r["lam"]}, "relu_centered",
+        v, err, *_ = evaluate("delta_2", {"phi": 1, "psi": 2, "lam": r["lam"]}, "relu_centered",
                                 "x + (x**2-1)/sqrt(2)")
         assert abs(float(r["value"]) - float(v)) <= 1e-14 * abs(float(v))
     warm = sweep("test_error", "alpha=0.5:3:4", student="tanh", teacher="sin",
@@ -137,7 +137,7 @@ def test_every_quantity_evaluates_with_an_error_estimate():
         if name.startswith(("delta_", "lambda_")) and int(name.split("_")[1]) > 2:
             continue
         point = {k: v for k, v in (spike if q.family == "spike" else srf).items() if k in q.params}
-        v, err, _, _ = evaluate(name, point, "tanh" if q.family == "srf" else
+        v, err, *_ = evaluate(name, point, "tanh" if q.family == "srf" else
                                 "relu_centered", "sin" if q.family == "srf" else "He1 + He2/sqrt(2)")
         assert math.isfinite(float(v)) and 0 <= err < 1e-9 * max(1, abs(float(v))), name
 

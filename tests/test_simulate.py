@@ -342,8 +342,11 @@ def test_bad_input_raises(call):
     ("simulate", "srf", "--student", "tanh", "--teacher", "sin", "--d", "50", "--alpha", "1", "--beta", "1",
      "--r", "1", "--c", "1", "--gamma", "3"),
 ])
-def test_cli_bad_input_exit_2(args):
-    rc, _, err = run_cli(*args)
+def test_cli_bad_input_exit_2(args, capsys):
+    from onestep_theory.cli import main
+
+    rc = main(list(args))                        # in-process: the exit path is the same as the console script's
+    err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err
     assert len([ln for ln in err.splitlines() if ln.strip()]) == 1
 

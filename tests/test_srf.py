@@ -257,6 +257,7 @@ def test_empirical_spectrum_f1_close_to_f3():
     assert abs(diffs.mean()) <= K * diffs.std(ddof=1) / math.sqrt(diffs.size)
 
 
+@pytest.mark.slow
 def test_empirical_prior_from_trained_network_weights():
     """srf-theory.md §4.6 'Trained W1': F1 theory on the bulk of an actual giant step against a direct ridge
     simulation on the same W1 (fresh training and test data per repetition).
@@ -589,6 +590,7 @@ def test_spectrum_density_against_simulated_eigenvalues():
         _check_z(est, se, want, f"density at {xs[i]}")
 
 
+@pytest.mark.slow
 def test_cli_srf_acceptance():
     rc, out, err = run_cli("srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha",
                            "1", "--beta", "1", "--lam", "0.1", "--json")

@@ -176,7 +176,8 @@ def _sin_tanh_ref(dps):
         return k, tau(k)
 
 
-@pytest.mark.parametrize("dps", [None, 15, 30, pytest.param(50, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("dps", [None, 15, pytest.param(30, marks=pytest.mark.slow),
+                                 pytest.param(50, marks=pytest.mark.slow)])
 def test_sin_student_high_precision(dps):
     r = tau_star("sin", "tanh", dps=dps)
     k_ref, t_ref = _sin_tanh_ref(dps or 15)

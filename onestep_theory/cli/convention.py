@@ -120,8 +120,9 @@ def rewrite(argv: list, flags_of) -> list:
             continue
         out.append(a)
         k += 1
+    keep = ["--convention", source] if command in ("check", "sweep") else []    # it also sets their TeX table
     if not params:
-        return head + out
+        return head + out + keep
     accepted = flags_of(command)
     flag = (lambda key: "--" + key.replace("_", "-"))
     for given, keys in _feeds(params, source, target).items():
@@ -134,4 +135,4 @@ def rewrite(argv: list, flags_of) -> list:
         if flag(key) in out:
             raise InvalidParameterError(flag(key), str(value), f"given once: it also follows from --convention {source}")
         out += [flag(key), str(value)]
-    return head + out
+    return head + out + keep

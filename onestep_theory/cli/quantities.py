@@ -27,16 +27,57 @@ def _fixed(args) -> dict:
     return {name: getattr(args, flag) for flag, name in _FIXED.items() if getattr(args, flag) is not None}
 
 
+def _add_latex(p):
+    p.add_argument("--latex", help="the formula as LaTeX, as the paper prints it (docs/theory/checking.md §7; needs "
+                                   "the extra [latex])")
+    p.add_argument("--symbol", action="append", default=[], metavar="NAME=MEANING",
+                   help="what a TeX name means: a reading of an ambiguous name (sigma=noise) or an expression in "
+                        "the formula names (kappa=c_gt1); repeatable")
+
+
+def _tex_kw(args) -> dict:
+    """``latex``, ``convention`` and ``symbols`` for check/sweep (the convention reaches them only with --latex)."""
+    from ..core.errors import InvalidParameterError
+
+    symbols = {}
+    for item in args.symbol:
+        name, eq, meaning = item.partition("=")
+        if not eq or not name.strip() or not meaning.strip():
+            raise InvalidParameterError("--symbol", item, "NAME=MEANING (e.g. sigma=noise)")
+        if name.strip() in symbols:
+            raise InvalidParameterError("--symbol", item, "each name once")
+        symbols[name.strip()] = meaning.strip()
+    if args.latex is None:
+        if symbols:
+            raise InvalidParameterError("--symbol", args.symbol[0], "given with --latex")
+        return {}
+    return {"latex": args.latex, "convention": getattr(args, "convention", None), "symbols": symbols}
+
+
+def _understood(u) -> list:
+    """The report lines of a LaTeX formula as understood (before the verdict, so that a misreading shows)."""
+    lines = [f"read as ({u['convention']} table): {u['formula']}", f"  LaTeX: {u['latex']}"]
+    if u["dropped"]:
+        lines.append(f"  left-hand side set aside: {u['dropped']}")
+    lines.append("  names: " + "; ".join(f"{k} = {v}" for k, v in u["names"].items()))
+    return lines
+
+
 def _check(args):
     from ..quantities import check
 
+    from ..core.errors import InvalidParameterError
+
+    if (args.formula is None) == (args.latex is None):
+        raise InvalidParameterError("formula", args.formula, "either FORMULA (the package's names) or --latex TEX")
     res = check(args.formula, args.against, student=args.student, teacher=args.teacher, fixed=_fixed(args),
                 over=args.over, n=args.n, dps=args.dps, simulate=args.simulate, sim_points=args.sim_points,
-                sim_d=args.sim_d, sim_reps=args.sim_reps, seed=args.seed)
+                sim_d=args.sim_d, sim_reps=args.sim_reps, seed=args.seed, **_tex_kw(args))
     out = res.to_dict()
     if args.plot:
         out["plot"] = _plot_check(res, args.plot)
-    lines = [res.verdict, f"proof: {res.proof['status']} -- {res.proof['detail']}",
+    lines = _understood(res.understood) if res.understood else []
+    lines += [res.verdict, f"proof: {res.proof['status']} -- {res.proof['detail']}",
              f"worst point: {res.worst['point']}: formula {res.worst['formula']}, {res.against} "
              f"{res.worst['quantity']} (+/- {res.worst['quantity_error']})"]
     for s in res.simulation:
@@ -77,8 +118,10 @@ def _plot_check(res, path):
 
 @command(COMMANDS, "check", "check a printed formula against a quantity: symbolic proof, points, simulation")
 def _setup_check(p):
-    p.add_argument("formula", help="SymPy expression in the quantity's symbols (docs/theory/checking.md §2)")
+    p.add_argument("formula", nargs="?", help="SymPy expression in the quantity's symbols (docs/theory/checking.md "
+                                              "§2); or give --latex")
     p.add_argument("--against", required=True, help="the quantity (delta_2, lambda_1, m1, c, test_error, ...)")
+    _add_latex(p)
     _add_fixed(p)
     p.add_argument("--over", help="ranges sampled, e.g. phi=0.1:10,psi=0.1:10,lam=1e-3:10 (log where natural)")
     p.add_argument("--n", type=int_in("--n", 1, 10000), default=64, help="points (default 64)")
@@ -98,7 +141,7 @@ def _sweep(args):
     from ..quantities import sweep
 
     res = sweep(args.quantity, args.over, student=args.student, teacher=args.teacher, fixed=_fixed(args),
-                dps=args.dps)
+                dps=args.dps, formula=args.formula, **_tex_kw(args))
     out = res.to_dict()
     if args.csv:
         res.to_csv(args.csv)
@@ -106,6 +149,8 @@ def _sweep(args):
     if args.plot:
         out["plot"] = res.plot(args.plot)
     text = res.to_csv() + f"# {len(res)} point(s) in {res.seconds:.1f} s"
+    if res.understood:
+        text = "\n".join("# " + line for line in _understood(res.understood)) + "\n" + text
     emit(args, out, text if not args.csv else f"{len(res)} row(s) written to {args.csv}")
     return 0
 
@@ -116,6 +161,8 @@ def _setup_sweep(p):
     p.add_argument("--over", required=True, help="grid, e.g. lam=1e-3:10:40 (a:b:n[:log|lin]; several "
                                                  "comma-separated names make a product grid)")
     _add_fixed(p)
+    p.add_argument("--formula", help="also the value of this formula (the package's names) at every point")
+    _add_latex(p)
     p.add_argument("--dps", type=int_in("--dps", 15, 60), default=15, help="digits (default 15)")
     p.add_argument("--csv", type=output_path, help="write the rows as CSV")
     p.add_argument("--plot", type=plot_path, help="plot against the first swept parameter")

@@ -29,7 +29,7 @@ import sympy as sp
 from .errors import InvalidParameterError
 from .exact import to_exact
 
-__all__ = ["CONVENTIONS", "NATIVE", "convert", "round_trip"]
+__all__ = ["CONVENTIONS", "NATIVE", "convert", "express", "round_trip"]
 
 #: Convention -> its parameters (in the order they are printed).
 CONVENTIONS = {
@@ -164,6 +164,32 @@ def convert(params: dict, source: str, target: str) -> dict:
         raise InvalidParameterError("to", target, " or ".join(CONVENTIONS))
     out = _from_cui(_to_cui(p, source), target)
     return {k: out[k] if out[k].is_Rational else sp.simplify(out[k]) for k in CONVENTIONS[target] if k in out}
+
+
+def express(source: str, target: str, symbols: dict) -> dict:
+    """Every parameter of convention ``source`` that has a counterpart, as an expression in ``symbols`` (parameter
+    name of ``target`` -> SymPy symbol): the symbolic form of :func:`convert`, used to read a formula written in one
+    convention against a quantity of another (docs/theory/checking.md §7).  A parameter without a counterpart
+    (``eta`` of ``moniri23``, ``eta`` of ``ba22`` without ``d``) is left out.
+
+    >>> import sympy as sp
+    >>> phi, psi, lam = sp.symbols("phi psi lam", positive=True)
+    >>> express("cui24", "moniri23", {"phi": phi, "psi": psi, "lam": lam})["lam"]
+    lam*psi/phi
+    """
+    for conv in (source, target):
+        if conv not in CONVENTIONS:
+            raise InvalidParameterError("convention", conv, " or ".join(CONVENTIONS))
+    q = _to_cui(dict(symbols), target)
+    while True:
+        try:
+            out = _from_cui(q, source)
+            break
+        except InvalidParameterError as exc:        # no counterpart: leave that parameter out
+            if exc.param not in q:
+                raise
+            q = {k: v for k, v in q.items() if k != exc.param}
+    return {k: v for k, v in out.items() if k in CONVENTIONS[source]}
 
 
 def round_trip(params: dict, source: str, target: str) -> bool:

@@ -26,7 +26,8 @@ from ..core.precision import precision
 from ..core.results import Result, digits_of, provenance, vouch
 from ..core.syntax import parse_text
 from .grid import parse_over, sample_points
-from .registry import SRF_SYMBOLS, closed_form, constants, evaluate, formula_names, quantity_of, symbols_of
+from .registry import (SRF_SYMBOLS, closed_form, constants, evaluate, formula_names, formula_value, quantity_of,
+                       symbols_of)
 
 __all__ = ["CheckResult", "check", "DEFAULT_RANGES", "MAX_CHECK_DPS"]
 
@@ -56,6 +57,7 @@ class CheckResult(Result):
     simulation: list
     dps: int
     provenance: dict
+    understood: dict | None = None
 
     def _repr_html_(self) -> str:
         """The verdict, the formula as math, the proof, the worst point (formula against the quantity ± its error)
@@ -63,7 +65,8 @@ class CheckResult(Result):
         from html import escape
 
         w = self.worst
-        rows = [("formula", f"<code>{escape(self.formula)}</code>"
+        rows = [("LaTeX given", f"<code>{escape(self.understood['source'])}</code>")] if self.understood else []
+        rows += [("formula", f"<code>{escape(self.formula)}</code>"
                  + (f"<br>${escape(self.proof['latex'])}$" if self.proof.get("latex") else "")),
                 ("against", escape(self.against)),
                 ("proof", f"{escape(self.proof['status'])}: {escape(self.proof.get('detail', ''))}"),
@@ -115,10 +118,16 @@ def _proof(expr, cf, exact: dict, family: str) -> dict:
                 detail=f"formula - closed form = {text if len(text) <= 400 else text[:400] + ' ...'}")
 
 
-def check(formula: str, against: str, *, student, teacher=None, fixed: dict | None = None, over=None, n: int = 64,
-          dps: int = 15, simulate: bool = False, sim_points: int = 3, sim_d: int = 400, sim_reps: int = 4,
-          seed: int = 0) -> CheckResult:
-    """Check ``formula`` against quantity ``against`` (docs/theory/checking.md §4).
+def check(formula: str | None = None, against: str | None = None, *, student, teacher=None, latex: str | None = None,
+          convention: str | None = None, symbols: dict | None = None, fixed: dict | None = None, over=None,
+          n: int = 64, dps: int = 15, simulate: bool = False, sim_points: int = 3, sim_d: int = 400,
+          sim_reps: int = 4, seed: int = 0) -> CheckResult:
+    r"""Check ``formula`` against quantity ``against`` (docs/theory/checking.md §4).
+
+    The formula is either text in the package's formula names (``formula``) or LaTeX as the paper prints it
+    (``latex``), read with the symbol table of ``convention`` (default: the quantity's own, ``moniri23`` for the
+    spike theory, ``cui24`` for the sRF one) and the overrides ``symbols`` (``{"sigma": "noise"}``;
+    docs/theory/checking.md §7).  ``result.understood`` then holds the formula as understood.
 
     ``fixed`` holds parameters kept at one value (numbers or exact strings); ``over`` the ranges sampled
     (``{"phi": "0.1:10"}`` or ``"phi=0.1:10,lam=1e-3:10"``); every other parameter of the quantity is sampled over
@@ -132,6 +141,17 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
     if not isinstance(dps, int) or not 15 <= dps <= MAX_CHECK_DPS:
         raise InvalidParameterError("dps", dps, f"an integer in [15, {MAX_CHECK_DPS}]")
     syms = symbols_of(q.family)
+    if (formula is None) == (latex is None):
+        raise InvalidParameterError("formula", formula, "either a formula in the package's names or latex=, not "
+                                                        "both")
+    understood = None
+    if latex is not None:
+        from .tex import read_latex
+
+        understood = read_latex(latex, q.family, convention, symbols).to_dict()
+        formula = understood["formula"]
+    elif convention is not None or symbols:
+        raise InvalidParameterError("convention", convention, "given with latex= (it sets the symbol table)")
     if not isinstance(formula, str):
         raise InvalidParameterError("formula", formula, "a formula as text")
     expr = parse_text(formula, "formula", syms)
@@ -158,7 +178,6 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
     proof = _proof(expr, closed_form(against), const["exact"], q.family)
     pts = sample_points(rng, n, seed) if rng else [{}]
     free = expr.free_symbols
-    compiled = sp.lambdify(sorted(free, key=str), expr, modules="mpmath")
     rows, agree, over_bound, undefined, earned = [], 0, 0, 0, dps
     bound = None
     if against.startswith("lambda_"):     # a test-error gain cannot exceed L_te(F0) - noise (docs/theory/checking.md §4)
@@ -166,29 +185,26 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
         bound = (sorted(cfb.free_symbols, key=str), sp.lambdify(sorted(cfb.free_symbols, key=str), cfb, "mpmath"))
     for u in pts:
         point = dict(fixed, **u)
-        value, err, vals, _ = evaluate(against, point, student, teacher, dps=dps)
+        value, err, vals, _, errs = evaluate(against, point, student, teacher, dps=dps)
         missing = [s for s in free if s not in vals]
         if missing:
             raise InvalidParameterError("formula", formula, f"symbols the quantity {against} defines at a point "
                                                             f"({', '.join(map(str, missing))} has no value: fix it)")
+        fv = formula_value(expr, vals, errs, dps)
+        f, ferr = fv if fv is not None else (None, 0.0)
         with precision(dps + 10):
-            try:
-                f = compiled(*[vals[s] for s in sorted(free, key=str)])
-                f = mpmath.mpf(f) if not isinstance(f, mpmath.mpc) or f.imag == 0 else None
-                f = f if f is not None and mpmath.isfinite(f) else None
-            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
-                f = None
             v = mpmath.mpf(value)
             scale = max(abs(v), mpmath.mpf(10) ** -dps)
             gap = abs(f - v) if f is not None else mpmath.inf
             top = bound[1](*[vals[s] for s in bound[0]]) if bound is not None else None
         rel = float(gap / scale)
-        ok = f is not None and float(gap) <= 10.0 ** -dps * float(scale) + 2 * err
+        ok = f is not None and float(gap) <= 10.0 ** -dps * float(scale) + 2 * err + ferr
         agree += ok
         undefined += f is None
         earned = min(earned, digits_of(v, err))
         row = {"point": {k: str(x) for k, x in point.items()},
-               "formula": vouch(f, 0.0, dps)[0] if f is not None else "undefined (complex, infinite or 0/0)",
+               "formula": vouch(f, ferr, dps)[0] if f is not None else "undefined (complex, infinite or 0/0)",
+               "formula_error": vouch(f, ferr, dps)[1] if f is not None else None,
                "quantity": vouch(v, err, dps)[0], "quantity_error": vouch(v, err, dps)[1], "relative_gap": rel,
                "agrees": bool(ok)}
         if top is not None:
@@ -222,7 +238,7 @@ def check(formula: str, against: str, *, student, teacher=None, fixed: dict | No
         else []
     return CheckResult(formula=formula, against=against, student=str(student), teacher=None if teacher is None else
                        str(teacher), proof=proof, points=rows, agree=agree, max_relative_gap=mx, worst=worst,
-                       verdict=verdict, simulation=sims, dps=dps,
+                       verdict=verdict, simulation=sims, dps=dps, understood=understood,
                        provenance=provenance(dps=dps, method="symbolic difference; quasi-random (Halton) points, the "
                                                              "package's numeric path; simulation if asked",
                                              references=[q.ref, "docs/theory/checking.md §4"]))

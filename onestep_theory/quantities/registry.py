@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 
 import mpmath
 import sympy as sp
@@ -41,8 +42,8 @@ from ..spikes import lambda_symbolic, resolvent
 from ..srf import bounds, srf_params_checked, srf_solve
 from ..srf.spectrum import stieltjes_checked
 
-__all__ = ["Quantity", "QUANTITIES", "quantity_of", "symbols_of", "formula_names", "closed_form", "constants",
-           "evaluate", "SRF_SYMBOLS"]
+__all__ = ["Quantity", "QUANTITIES", "quantity_of", "symbols_of", "formula_names", "formula_tex", "closed_form",
+           "constants", "evaluate", "Evaluation", "formula_value", "SRF_SYMBOLS"]
 
 _KMAX = MAX_ELL
 #: sRF symbols of formulas (docs/theory/checking.md §2).
@@ -131,6 +132,21 @@ def formula_names(family: str) -> dict:
     return {v: sp.Symbol(k) for k, v in symbols_of(family).items() if isinstance(v, sp.Symbol)}
 
 
+def formula_tex(family: str) -> dict:
+    """Formula name -> its LaTeX in the package's notation (docs/theory/checking.md §2), to show a formula as
+    understood (``cs1`` -> ``c_{\\star,1}``, ``dm2`` -> ``\\partial_\\lambda m_2``, ``eta`` -> ``\\tilde\\eta``)."""
+    if family == "srf":
+        return {"r": "r", "c": "c", "gamma": r"\gamma", "alpha": r"\alpha", "beta": r"\beta", "lam": r"\lambda",
+                "alpha0": r"\alpha_0", "eta": r"\tilde\eta", "noise": r"\Delta", "mu1": r"\mu_1",
+                "mu1c2": r"\check\mu_1^2", "mu1s": r"\mu_1^\star", "mu2s": r"\mu_2^\star"}
+    out = {"m1": "m_1", "m2": "m_2", "dm1": r"\partial_\lambda m_1", "dm2": r"\partial_\lambda m_2", "phi": r"\phi",
+           "psi": r"\psi", "lam": r"\lambda", "c_gt1": "c_{>1}", "c_star2": r"{c_\star^2}",
+           "noise": r"{\sigma_\varepsilon^2}", "b": "b", "rho": r"\rho"}
+    out.update({f"c{k}": f"c_{k}" for k in range(_KMAX + 1)})
+    out.update({f"cs{k}": rf"c_{{\star,{k}}}" for k in range(_KMAX + 1)})
+    return out
+
+
 def closed_form(name: str):
     r"""The package's closed form of quantity ``name`` in the symbols of :func:`symbols_of`, or None.
 
@@ -201,10 +217,59 @@ def _constants(family, student, teacher, dps) -> dict:
     return out
 
 
-def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, state=None):
-    """``(value, error estimate, symbol values, state)`` of quantity ``name`` at ``point`` (a dict of its
-    parameters, numbers or exact strings).  ``symbol values`` maps every symbol a formula of the family may use to
-    its value at the point (docs/theory/checking.md §2); ``state`` warm-starts the next point of a sweep."""
+class Evaluation(typing.NamedTuple):
+    """What :func:`evaluate` returns: the quantity's ``value`` and ``error`` (a bound), the ``values`` of every
+    symbol a formula of the family may use (docs/theory/checking.md §2), a ``state`` that warm-starts the next point
+    of a sweep, and the ``errors`` of those symbol values (symbol -> bound)."""
+
+    value: object
+    error: float
+    values: dict
+    state: object
+    errors: dict
+
+
+def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, state=None) -> Evaluation:
+    """:class:`Evaluation` of quantity ``name`` at ``point`` (a dict of its parameters, numbers or exact
+    strings); ``state`` warm-starts the next point of a sweep."""
+    value, err, vals, state, errs = _evaluate(name, point, student, teacher, dps, state)
+    floor = 10.0 ** -(dps + 8)             # values computed at dps + 10 digits: 2 digits of margin
+    errors = {s: errs.get(s, floor * max(1.0, abs(float(v)))) for s, v in vals.items()}
+    return Evaluation(value, err, vals, state, errors)
+
+
+def formula_value(expr, vals: dict, errors: dict, dps: int):
+    """``(value, error)`` of the formula ``expr`` (package symbols) at the symbol ``vals``, or ``None`` where it is
+    undefined (complex, infinite, 0/0).  The value is computed at ``dps`` + 10 digits; the error bounds the
+    propagation of the symbols' stated ``errors`` (twice the first-order term :math:`\\sum_s|\\partial_sf|\\,
+    \\mathrm{err}_s`, the derivatives exact from SymPy, the factor 2 covering the second order) plus the rounding
+    at dps + 10 digits (docs/theory/checking.md §4)."""
+    free, f, grad = _compiled(expr)
+    args = [vals[s] for s in free]
+    with precision(dps + 10):
+        try:
+            v = f(*args)
+            if isinstance(v, mpmath.mpc):
+                v = v.real if v.imag == 0 else None
+            v = mpmath.mpf(v) if v is not None else None
+            if v is None or not mpmath.isfinite(v):
+                return None
+            prop = sum(abs(mpmath.mpf(g(*args))) * mpmath.mpf(errors[s]) for s, g in zip(free, grad))
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return None
+        if not mpmath.isfinite(prop):
+            return None
+        return v, float(2 * prop + mpmath.mpf(10) ** -(dps + 8) * max(1, abs(v)))
+
+
+@cached(maxsize=256)
+def _compiled(expr):
+    free = sorted(expr.free_symbols, key=str)
+    return (free, sp.lambdify(free, expr, modules="mpmath"),
+            [sp.lambdify(free, sp.diff(expr, s), modules="mpmath") for s in free])
+
+
+def _evaluate(name, point, student, teacher, dps, state):
     q = quantity_of(name)
     if q.teacher and teacher is None:
         raise InvalidParameterError("teacher", None, f"a teacher: {name} depends on it")
@@ -227,9 +292,11 @@ def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, st
         with precision(dps + 10):
             vals.update({M1: res.m1, M2: res.m2, DM1: res.dm1_dlam, DM2: res.dm2_dlam, PHI: _mp(phi),
                          PSI: _mp(psi), LAM: _mp(lam), S2: _mp(noise)})
+        errs = {M1: res.errors["m1"], M2: res.errors["m2"], DM1: res.errors["dm1_dlam"],
+                DM2: res.errors["dm2_dlam"]}
         if name in ("m1", "m2", "dm1", "dm2"):
             key = {"m1": "m1", "m2": "m2", "dm1": "dm1_dlam", "dm2": "dm2_dlam"}[name]
-            return getattr(res, key), float(res.errors[key]), vals, None
+            return getattr(res, key), float(res.errors[key]), vals, None, errs
         ell = int(name.split("_")[1]) if name.startswith(("delta_", "lambda_")) else 1
 
         # the gains carry their own error estimates (a second evaluation at 10 more digits)
@@ -238,7 +305,7 @@ def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, st
                "baseline_train" if name == "train_loss_f0" else "baseline_test")
         v, e = getattr(g, key), g.errors[key]
         v, e = (v[-1], e[-1]) if isinstance(v, list) else (v, e)
-        return v, float(e), vals, None
+        return v, float(e), vals, None, errs
     S = SRF_SYMBOLS
     a0, eta = point["alpha0"], point["eta"]
     p = srf_params_checked(student, teacher, a0, eta, noise, dps=dps + 5)
@@ -248,23 +315,25 @@ def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, st
         for k in ("alpha", "beta", "lam"):
             if k in point:
                 vals[S[k]] = _mp(point[k])
+    errs = {S["r"]: p.errors["r"], S["c"]: p.errors["c"], S["gamma"]: p.errors["gamma"],
+            S["mu2s"]: p.errors["mu2_star"]}
     if name in ("r", "c", "gamma"):
         # the error from a second evaluation at 10 more digits (srf_params_checked), not a guess
-        return getattr(p, name), float(p.errors[name]), vals, None
+        return getattr(p, name), float(p.errors[name]), vals, None, errs
     if name == "test_error":
         sol = srf_solve(student, teacher, alpha=point["alpha"], beta=point["beta"], lam=point["lam"],
                         noise_var=noise, alpha0=a0, eta=eta, dps=dps if dps > 15 else None, init=state)
-        return sol.test_error, float(sol.abs_error), vals, sol.state()
+        return sol.test_error, float(sol.abs_error), vals, sol.state(), errs
     if name == "stieltjes":
         with precision(dps + 10):          # the typed lambda becomes z = -lambda inside the precision context
             z = -_mp(point["lam"]) if dps > 15 else -float(_mp(point["lam"]))
         _, v2, _, e2 = stieltjes_checked(student, z, r=float(p.r) if dps <= 15 else p.r,
                                          c=float(p.c) if dps <= 15 else p.c, alpha=point["alpha"], beta=point["beta"],
                                          dps=dps if dps > 15 else None)
-        return v2.real, float(e2), vals, None
+        return v2.real, float(e2), vals, None, errs
     b = bounds(student, teacher, alpha0=a0, eta=eta, noise_var=noise, dps=dps if dps > 15 else None)
     key = "upper" if name == "bound_upper" else "lower"
-    return getattr(b, key), float(b.errors[key]), vals, None
+    return getattr(b, key), float(b.errors[key]), vals, None, errs
 
 
 def _mp(v):

@@ -15,11 +15,14 @@ import html
 import io
 import time
 
+import sympy as sp
+
 from ..core.errors import InvalidParameterError
 from ..core.plotting import plotting
 from ..core.results import Result, provenance, vouch
 from .grid import grid_points, parse_over
-from .registry import evaluate, quantity_of
+from ..core.syntax import parse_text
+from .registry import evaluate, formula_value, quantity_of, symbols_of
 
 __all__ = ["SweepResult", "sweep"]
 
@@ -37,6 +40,8 @@ class SweepResult(Result):
     dps: int
     seconds: float
     provenance: dict
+    formula: str | None = None
+    understood: dict | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -47,7 +52,7 @@ class SweepResult(Result):
             import pandas as pd
         except ImportError:
             raise InvalidParameterError("to_frame", "pandas", "pandas installed (pip install pandas)") from None
-        return pd.DataFrame([{k: float(v) for k, v in r.items()} for r in self.rows])
+        return pd.DataFrame([{k: _number(v) for k, v in r.items()} for r in self.rows])
 
     def to_csv(self, path_or_buffer=None) -> str | None:
         """CSV text of the rows (written to ``path_or_buffer`` if given)."""
@@ -101,6 +106,13 @@ class SweepResult(Result):
         return str(path)
 
 
+def _number(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):         # "undefined" (a formula at a point where it has no value)
+        return float("nan")
+
+
 def _short(v) -> str:
     try:
         return f"{float(v):.10g}"
@@ -108,11 +120,30 @@ def _short(v) -> str:
         return str(v)
 
 
-def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = None, dps: int = 15) -> SweepResult:
+def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = None, dps: int = 15,
+          formula: str | None = None, latex: str | None = None, convention: str | None = None,
+          symbols: dict | None = None) -> SweepResult:
     """``quantity`` over the grid ``over`` (``{"lam": "1e-3:10:40"}`` or ``"lam=1e-3:10:40,phi=0.5:2:3"``; ranges
     ``a:b:n[:log|lin]``, docs/theory/checking.md §3) with the other parameters ``fixed``.  The sRF test error is
-    warm-started from the previous grid point; every value carries its own error estimate."""
+    warm-started from the previous grid point; every value carries its own error estimate.
+
+    With ``formula`` (the package's names) or ``latex`` (as printed; ``convention`` and ``symbols`` as in
+    :func:`~onestep_theory.quantities.check.check`) every row also carries the formula's value at the point and its
+    propagated error (columns ``formula`` and ``formula_error``; docs/theory/checking.md §5, §7)."""
     q = quantity_of(quantity)
+    understood = None
+    if formula is not None and latex is not None:
+        raise InvalidParameterError("formula", formula, "either a formula or latex=, not both")
+    if latex is not None:
+        from .tex import read_latex
+
+        understood = read_latex(latex, q.family, convention, symbols).to_dict()
+        formula = understood["formula"]
+    elif convention is not None or symbols:
+        raise InvalidParameterError("convention", convention, "given with latex= (it sets the symbol table)")
+    expr = parse_text(formula, "formula", symbols_of(q.family)) if formula is not None else None
+    if expr is not None and (expr.has(sp.zoo, sp.nan, sp.oo, sp.I)):
+        raise InvalidParameterError("formula", formula, "a finite real expression")
     grid = parse_over(over, need_count=True)
     fixed = dict(fixed or {})
     for k in list(grid) + list(fixed):
@@ -125,12 +156,20 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
     t0, rows, state = time.perf_counter(), [], None
     for u in grid_points(grid):
         point = dict(fixed, **u)
-        value, err, _, state = evaluate(quantity, point, student, teacher, dps=dps, state=state)
+        value, err, vals, state, errs = evaluate(quantity, point, student, teacher, dps=dps, state=state)
         text, etext = vouch(value, err, dps)           # the error includes the rounding of the printed value
-        rows.append(dict(u, value=text, error=etext))
+        row = dict(u, value=text, error=etext)
+        if expr is not None:
+            missing = [str(s) for s in expr.free_symbols if s not in vals]
+            if missing:
+                raise InvalidParameterError("formula", formula, f"symbols {quantity} defines at a point ("
+                                                                f"{', '.join(missing)} has no value: fix it)")
+            fv = formula_value(expr, vals, errs, dps)
+            row["formula"], row["formula_error"] = vouch(*fv, dps) if fv is not None else ("undefined", "")
+        rows.append(row)
     return SweepResult(quantity=quantity, student=str(student), teacher=None if teacher is None else str(teacher),
                        fixed={k: str(v) for k, v in fixed.items()}, over=list(grid), rows=rows, dps=dps,
-                       seconds=time.perf_counter() - t0,
+                       seconds=time.perf_counter() - t0, formula=formula, understood=understood,
                        provenance=provenance(dps=dps, method="grid; the package's numeric path at each point, "
                                                              "warm-started where the solver allows",
                                              references=[q.ref, "docs/theory/checking.md §5"]))

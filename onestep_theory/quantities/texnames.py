@@ -1,0 +1,327 @@
+r"""Reading the names of a LaTeX formula (docs/theory/checking.md §7): the tokeniser, the normalisation and the
+recursive reader that replaces every name by a placeholder for SymPy's LaTeX parser.
+
+A *name* is a letter or a Greek command with its decorations (``\\tilde \\hat \\check \\bar``), its subscript, its
+star and a word superscript; its :func:`tex_key` is what the symbol tables (:mod:`onestep_theory.quantities.textables`)
+are keyed by.  The meaning of a name is not decided here: the :class:`Reader` asks the ``resolve`` callable it is
+given (:func:`onestep_theory.quantities.tex.read_latex` supplies it).
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy as sp
+
+__all__ = ["Reader", "TexError", "tex_key", "tokens", "entry_key", "join_tokens", "FUNCS"]
+
+_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?|\.\d+|[A-Za-z]|\s+|.", re.S)
+_DROP = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr",
+         r"\biggl", r"\biggr", r"\Biggl", r"\Biggr", r"\displaystyle", r"\textstyle", r"\,", r"\;", r"\:", r"\!",
+         r"\ ", r"\quad", r"\qquad", r"\boxed", r"\nonumber", r"\limits", "$", "~", "&"}
+FUNCS = {r"\exp", r"\log", r"\ln", r"\sin", r"\cos", r"\tan", r"\sinh", r"\cosh", r"\tanh"}
+_WORDS = {r"\mathrm", r"\operatorname", r"\text", r"\textrm", r"\mathit", r"\mathsf", r"\rm", r"\mathbf"}
+_DECOS = {r"\tilde": "tilde", r"\widetilde": "tilde", r"\hat": "hat", r"\widehat": "hat", r"\check": "check",
+          r"\bar": "bar", r"\overline": "bar"}
+_STARS = {r"\star", "*", r"\ast"}
+_ALIAS = {"varphi": "phi", "varepsilon": "epsilon", "epsilon": "epsilon"}
+_SIZE = re.compile(r"\\[Bb]ig+[lr]?|\\left|\\right")
+
+
+def tex_key(base: str, decos=(), sub: str = "", star: bool = False, sup: str = "") -> tuple:
+    """The key of a name: Greek letters by name (``phi``; ``\\varphi`` is ``phi``), decorations sorted, the
+    subscript without braces, spaces, commas or star, whether it carries a star, and a word superscript."""
+    return (_ALIAS.get(base, base), tuple(sorted(decos)), sub, bool(star), sup)
+
+
+def tokens(tex: str) -> list:
+    """The tokens of ``tex`` with spacing and sizing dropped and synonyms unified (``\\dfrac`` is ``\\frac``)."""
+    out = []
+    for t in _TOKEN.findall(tex):
+        if t.isspace() or t in _DROP or _SIZE.fullmatch(t):
+            continue
+        out.append({r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\times": r"\cdot", "[": "(", "]": ")",
+                    r"\{": "(", r"\}": ")", r"\lbrack": "(", r"\rbrack": ")", r"\epsilon": r"\varepsilon"}.get(t, t))
+    return out
+
+
+class Reader:
+    """Recursive reader of the token list; emits normalised TeX with a placeholder ``Q_{k}`` per name."""
+
+    def __init__(self, tokens, resolve):
+        self.t, self.i, self.resolve = tokens, 0, resolve
+        self.slots, self.met = {}, {}
+
+    def peek(self, k=0):
+        return self.t[self.i + k] if self.i + k < len(self.t) else None
+
+    def take(self):
+        tok = self.peek()
+        if tok is None:
+            raise TexError("the formula ends too early (an argument is missing)")
+        self.i += 1
+        return tok
+
+    def arg(self) -> list:
+        """One TeX argument as a token list: a braced group, a command or one character (``\\frac43``)."""
+        tok = self.take()
+        if tok == "{":
+            depth, start = 1, self.i
+            while depth:
+                tok = self.take()
+                depth += (tok == "{") - (tok == "}")
+            return self.t[start:self.i - 1]
+        if tok[0].isdigit() and len(tok) > 1:            # \frac43: the arguments are 4 and 3
+            self.t[self.i - 1:self.i] = [tok[0], tok[1:]]
+            return [tok[0]]
+        return [tok]
+
+    def sub(self, tokens) -> str:
+        r = Reader(tokens, self.resolve)
+        r.slots, r.met = self.slots, self.met
+        return r.run()
+
+    def run(self) -> str:
+        out = []
+        while self.peek() is not None:
+            out.append(self.item())
+        return " ".join(x for x in out if x)
+
+    def item(self) -> str:
+        tok = self.peek()
+        if tok == "{":
+            return "{" + self.sub(self.arg()) + "}"
+        if tok == r"\frac":
+            self.take()
+            num, den = self.arg(), self.arg()
+            d = _derivative(num, den)
+            if d is not None:
+                body = d if d else self._after_derivative()
+                return self.name_tokens(body, deriv=True)
+            return r"\frac{" + self.sub(num) + "}{" + self.sub(den) + "}"
+        if tok == r"\sqrt":
+            self.take()
+            root = ""
+            if self.peek() == "(":                    # \sqrt[3]{x}: the brackets were read as parentheses
+                self.take()
+                inner = []
+                while self.peek() != ")":
+                    inner.append(self.take())
+                self.take()
+                root = "[" + self.sub(inner) + "]"
+            return r"\sqrt" + root + "{" + self.sub(self.arg()) + "}"
+        if tok == r"\partial":
+            self.take()
+            if self.peek() != "_" or not _is_lambda(self._peek_arg(1)):
+                raise TexError(r"\partial is read only as a lambda-derivative: \partial_\lambda m_2 or "
+                                r"\frac{\partial m_2}{\partial\lambda}")
+            self.take()
+            self.arg()
+            return self.name_tokens(self._after_derivative(), deriv=True)
+        if tok in FUNCS:
+            self.take()
+            return tok
+        if tok in _WORDS:
+            self.take()
+            word = _word(self.arg()) if tok != r"\rm" else self.take()
+            if (rf"\{word}") in FUNCS:
+                return rf"\{word}"
+            if word == "e":
+                return self.slot(sp.E, "e", "Euler's number")
+            return self.name_from(word)
+        if tok in (r"\cdot", "+", "-", "(", ")", "/", "|", "!"):
+            self.take()
+            return tok
+        if tok in ("^", "_"):
+            self.take()
+            return tok + "{" + self.sub(self.arg()) + "}"
+        if tok == r"\pi":
+            self.take()
+            return self.slot(sp.pi, r"\pi", "pi")
+        if tok[0].isdigit() or tok[0] == ".":
+            self.take()
+            if "." in tok:                               # exact: 0.25 is 25/100
+                whole, frac = tok.split(".")
+                return r"\frac{" + str(int((whole or "0") + frac)) + "}{" + str(10 ** len(frac)) + "}"
+            return tok
+        if tok in ("=", ",", ";", "<", ">", r"\approx", r"\le", r"\ge", r"\to", r"\equiv"):
+            raise TexError(f"'{tok}' inside the formula: paste one expression (a left-hand side 'X =' is allowed)")
+        if tok[0] == "\\" and tok not in _DECOS and not tok[1:].isalpha():
+            raise TexError(f"'{tok}' is not read in a formula")
+        return self.name_from(None)
+
+    def _peek_arg(self, k) -> list:
+        tok = self.peek(k)
+        if tok == "{":
+            depth, j = 1, self.i + k + 1
+            while j < len(self.t) and depth:
+                depth += (self.t[j] == "{") - (self.t[j] == "}")
+                j += 1
+            return self.t[self.i + k + 1:j - 1]
+        return [tok] if tok is not None else []
+
+    def _after_derivative(self) -> list:
+        """The name differentiated by a preceding ``\\frac{\\partial}{\\partial\\lambda}`` or ``\\partial_\\lambda``."""
+        start = self.i
+        if self.peek() == "(":
+            raise TexError("write the derivative of one name (d/dlambda of m_1 or m_2)")
+        self.name_from(None, dry=True)
+        return self.t[start:self.i]
+
+    def name_tokens(self, tokens, deriv=False) -> str:
+        r = Reader(list(tokens), self.resolve)
+        r.slots, r.met = self.slots, self.met
+        text = r.name_from(None, deriv=deriv)
+        if r.peek() is not None:
+            raise TexError(f"'{' '.join(tokens)}' is not one name (a derivative is of one name: m_1 or m_2)")
+        return text
+
+    def name_from(self, word, deriv=False, dry=False) -> str:
+        """Read one name at the cursor (or the word of ``\\mathrm{word}``) with its decorations, subscript, star and
+        primes; emit its placeholder (and ``\\cdot`` before a parenthesis: a name is never a function)."""
+        decos = []
+        if word is None:
+            while self.peek() in _DECOS:
+                decos.append(_DECOS[self.take()])
+                inner = self.arg()
+                while inner and inner[0] in _DECOS:          # \tilde{\hat x}
+                    decos.append(_DECOS[inner.pop(0)])
+                if len(inner) != 1:
+                    raise TexError(f"a decoration applies to one letter, not '{' '.join(inner)}'")
+                self.t[self.i:self.i] = inner
+            tok = self.take()
+            if tok in _WORDS:
+                word = _word(self.arg()) if tok != r"\rm" else self.take()
+                base = word
+            elif tok[0] == "\\" and tok[1:].isalpha():
+                base = tok[1:]
+            elif tok.isalpha() and len(tok) == 1:
+                base = tok
+            else:
+                raise TexError(f"'{tok}' where a name was expected")
+        else:
+            base = word
+        sub, star, sup, power, has_sub = "", False, "", None, False
+        while self.peek() in ("_", "^", "'"):
+            tok = self.peek()
+            if tok == "'":
+                self.take()
+                deriv = True
+                continue
+            a = self._peek_arg(1)
+            text = [x for x in a if x not in _WORDS and x not in ("{", "}")]
+            if tok == "_":
+                if has_sub:
+                    raise TexError(f"a second subscript on {base}")
+                self.take()
+                self.arg()
+                has_sub = True
+                star = star or any(x in _STARS for x in a)
+                sub = "".join(x.lstrip("\\") for x in text if x not in _STARS and x != ",")
+                continue
+            if any(x in _STARS for x in a):               # ^\star, ^{\star 2}
+                self.take()
+                self.arg()
+                star = True
+                rest = [x for x in a if x not in _STARS]
+                if rest:
+                    power = self.sub(rest)
+                continue
+            if a in ([r"\prime"], ["'"]):
+                self.take()
+                self.arg()
+                deriv = True
+                continue
+            if len(text) > 1 and all(x.isalpha() and len(x) == 1 for x in text) and len(a) != len(text) and \
+                    not sup:                                  # ^{\rm slide}: part of the name
+                self.take()
+                self.arg()
+                sup = "".join(text)
+                continue
+            after = self.i + 1 + (len(a) + 2 if self.peek(1) == "{" else 1)
+            if not has_sub and power is None and after < len(self.t) and self.t[after] == "_":
+                self.take()                                   # \sigma^2_\varepsilon: the power before the
+                power = self.sub(self.arg())                  # subscript
+                continue
+            break                                             # a power: the caller reads it
+        if dry:
+            return ""
+        key = tex_key(base, decos, sub, star, sup)
+        tex = _render(base, decos, sub, star, sup)
+        if self.peek() == "(" and self.peek(1) == r"\lambda" and self.peek(2) == ")":
+            self.i += 3                                  # m_1(\lambda): the argument, not a product
+        value, meaning, shown = self.resolve(key, tex, deriv)
+        text = self.slot(value, (r"\partial_\lambda " if deriv else "") + shown, meaning)
+        if power is not None:
+            text = "{" + text + "}^{" + power + "}"
+        if self.peek() == "(":
+            text += r" \cdot"
+        return text
+
+    def slot(self, value, tex, meaning) -> str:
+        k = self.slots.setdefault(value, len(self.slots))
+        self.met[tex] = meaning
+        return f"Q_{{{k}}}"
+
+
+class TexError(Exception):
+    """A formula the reader cannot take (the message says why)."""
+
+
+def _word(tokens) -> str:
+    return "".join(t for t in tokens if t not in _WORDS)
+
+
+def _is_lambda(tokens) -> bool:
+    return [t for t in tokens if t not in ("{", "}")] == [r"\lambda"]
+
+
+def _derivative(num, den):
+    """``\\frac{\\partial X}{\\partial\\lambda}`` (``d``, ``\\mathrm{d}`` too): the tokens of X, ``[]`` for
+    ``\\frac{\\partial}{\\partial\\lambda} X``; None if this is an ordinary fraction."""
+    def strip(tokens):
+        t = list(tokens)
+        if t[:1] == [r"\partial"] or t[:1] == ["d"]:
+            return t[1:]
+        if t[:2] in ([r"\mathrm", "d"], [r"\rm", "d"], [r"\operatorname", "d"]):
+            return t[2:]
+        if t[:1] and t[0] in _WORDS and t[1:4] == ["{", "d", "}"]:
+            return t[4:]
+        return None
+    n, d = strip(num), strip(den)
+    if n is None or d is None or not _is_lambda(d):
+        return None
+    return n
+
+
+def _render(base, decos, sub, star, sup) -> str:
+    s = ("\\" + base) if len(base) > 1 else base
+    for d in decos:
+        s = f"\\{d}{{{s}}}"
+    if sub or star:
+        inner = ("\\star" + ("," if sub else "") if star else "") + sub
+        s += "_" + (inner if len(inner) == 1 else "{" + inner + "}")
+    if sup:
+        s += r"^{\rm " + sup + "}"
+    return s
+
+
+def entry_key(tex: str) -> tuple:
+    """The key of the one name written ``tex`` (a table entry or a ``--symbol`` name)."""
+    reader = Reader(tokens(tex), None)
+    keys = []
+    reader.resolve = lambda key, tex, deriv: (keys.append(key), (sp.Integer(0), "", tex))[1]
+    reader.run()
+    return keys[0]
+
+
+def join_tokens(toks) -> str:
+    """Tokens back to TeX (a space only where a command would swallow the next letter)."""
+    out = ""
+    for t in toks:
+        if out and re.search(r"\\[A-Za-z]+$", out) and t[:1].isalpha():
+            out += " "
+        out += t
+    return out
+
+

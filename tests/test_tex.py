@@ -1,0 +1,249 @@
+"""LaTeX input for check and sweep (docs/theory/checking.md §7): the normalisation, the symbol tables of the four
+conventions, the errors, and the corpus of formulas the theory pages cite, as printed."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import mpmath
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onestep_theory.cli import main
+from onestep_theory.core.errors import InvalidParameterError
+from onestep_theory.core.syntax import parse_text
+from onestep_theory.quantities import check, sweep, symbols_of
+
+pytest.importorskip("antlr4")
+from onestep_theory.quantities.tex import INSTALL, read_latex  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CORPUS = json.loads((ROOT / "tests" / "data" / "latex_corpus.json").read_text())
+
+
+def expr_of(text, family="spike"):
+    return parse_text(text, "formula", symbols_of(family))
+
+
+def same(tex, typed, family="spike", **kw):
+    """The TeX read by the table equals the formula typed in the package's names (exactly)."""
+    got = expr_of(read_latex(tex, family, **kw).formula, family)
+    return sp.simplify(got - expr_of(typed, family)) == 0
+
+
+@pytest.mark.parametrize("tex", [
+    r"\frac{\partial m_2}{\partial\lambda}", r"\frac{\partial m_2}{\partial \lambda}", r"\partial_\lambda m_2",
+    r"\partial_{\lambda} m_2", "m_2'", r"m_2'(\lambda)", r"\frac{d m_2}{d\lambda}", r"\frac{\mathrm{d} m_2}{\mathrm{d}\lambda}",
+    r"\frac{\partial}{\partial\lambda} m_2", r"\dfrac{\partial m_{2}}{\partial\lambda}"])
+def test_every_way_of_writing_the_lambda_derivative(tex):
+    assert read_latex(tex, "spike").formula == "dm2"
+
+
+@pytest.mark.parametrize("tex", [r"c_{\star,1}", r"c_{\star 1}", r"c^\star_1", r"c_1^\star", r"c_1^{\star}",
+                                 r"c_{1}^{*}", r"c^{\ast}_{1}", r"c_{\star,1}^{1}"])
+def test_every_way_of_writing_a_starred_coefficient(tex):
+    assert read_latex(tex, "spike").formula == "cs1"
+
+
+@pytest.mark.parametrize("tex", [r"\mu_1^{\star 2}", r"\mu_1^{\star2}", r"(\mu_1^\star)^2", r"\left(\mu_1^{*}\right)^{2}",
+                                 r"\mu_1^\star\cdot\mu_1^\star", r"\mu_1^\star \times \mu_1^\star"])
+def test_a_starred_square_is_the_square_of_the_starred_symbol(tex):
+    assert same(tex, "mu1s**2", "srf")
+
+
+@pytest.mark.parametrize("tex", [r"\tilde\eta", r"\tilde{\eta}", r"\widetilde{\eta}", r"{\tilde\eta}"])
+def test_decorated_names_are_one_symbol(tex):
+    assert read_latex(tex, "srf").formula == "eta"
+
+
+def test_parameters_before_a_parenthesis_are_products_and_spacing_is_ignored():
+    typed = "phi*(c_star2 + noise)*m1"
+    for tex in (r"\phi(c_\star^2+\sigma_\varepsilon^2)m_1", r"\phi\left(c_\star^2 + \sigma_\varepsilon^2\right) m_1",
+                r"\phi\,\big[c_\star^{2}+\sigma_\varepsilon^{2}\big]\;m_1", r"$\displaystyle \phi\cdot(c_\star^2+\sigma_\varepsilon^2)\cdot m_1$",
+                r"\phi \Bigl( c_{\star}^2+\sigma_{\varepsilon}^2 \Bigr) \! m_{1}", r"\phi(c^2_\star+\sigma^2_\varepsilon)m_1"):
+        assert same(tex, typed), tex
+
+
+def test_fractions_numbers_and_functions():
+    assert same(r"\frac43 m_1", "4*m1/3") and same(r"\tfrac\psi\phi", "psi/phi") and same(r"\frac{1}{2}m_1^{2}", "m1**2/2")
+    assert read_latex(r"0.125 m_1", "spike").formula == "m1/8"                      # decimals are exact
+    assert same(r"\sqrt{m_1}+\sqrt[3]{m_2}", "sqrt(m1) + m2**(1/3)")
+    assert same(r"\exp(m_1)+\log(m_2)+\operatorname{tanh}(\phi)", "exp(m1) + log(m2) + tanh(phi)")
+    assert same(r"\mathrm{e}^{m_1}", "exp(m1)") and same(r"\pi m_1", "pi*m1")
+    assert same(r"c_{>1}^2 + c_0 + c_8", "c_gt1**2 + c0 + c8")
+    assert same(r"\tau_1 + q_{\rm lin} + q_{\mathrm{nl}}", "psi/phi*m1 + phi/psi*(-dm2)/m1**2 + phi/psi*(-dm1)/m1**2")
+
+
+def test_a_left_hand_side_is_set_aside_and_shown():
+    f = read_latex(r"\Delta_1=\frac{\psi\lambda c_{\star,1}^4m_2}{\phi\,b^2}", "spike")
+    assert f.dropped == r"\Delta_1" and f.formula and r"c_{\star,1}" in f.latex and "m_2" in f.latex
+    assert f.names[r"\phi"].startswith("phi = d/n") and "normalised" in f.to_dict()
+
+
+def test_the_tables_convert_parameters_between_conventions():
+    """Relations of docs/theory/conventions.md §1: lambda_M = lambda beta/alpha, phi = 1/alpha, eta~_d = eta~ beta."""
+    assert same(r"\lambda", "lam*psi/phi", "spike", convention="cui24")            # cui24's lambda in moniri23
+    assert same(r"\alpha\beta", "1/(phi*psi)", "spike", convention="cui24")
+    assert same(r"\phi\lambda", "lam*beta/alpha**2", "srf", convention="moniri23")
+    assert same(r"\tilde\eta", "eta*beta", "srf", convention="dandi24")
+    assert same(r"\psi_1\psi_2\lambda", "alpha*beta*lam*beta/alpha", "srf", convention="ba22")
+    assert same(r"\alpha_L + \rho", "alpha/beta + sqrt(1 - gamma**2)", "srf")
+    with pytest.raises(InvalidParameterError, match=r"ba22 parameter eta.*no counterpart in cui24"):
+        read_latex(r"\eta", "srf", convention="ba22")                               # eta_B needs d
+    with pytest.raises(InvalidParameterError, match=r"alpha0.*no counterpart in moniri23"):
+        read_latex(r"\alpha_0", "spike", convention="cui24")
+
+
+def test_errors_name_the_symbol_and_the_table():
+    with pytest.raises(InvalidParameterError) as e:
+        read_latex(r"\frac{\psi\lambda c_{\star,1}^4m_2}{\phii\,b^2}", "spike")         # a typo
+    msg = str(e.value)
+    assert r"unknown symbol \phii in the moniri23 table" in msg and r"\psi" in msg and "c_{\\star,1}" in msg
+    assert "--symbol" in msg
+    with pytest.raises(InvalidParameterError, match=r"\\sigma is ambiguous.*--symbol sigma=noise"):
+        read_latex(r"\sigma^2 m_1", "spike")
+    assert same(r"\sigma^2 m_1", "noise*m1", symbols={"sigma": "noise"})
+    assert same(r"\kappa m_1", "c_gt1*m1", symbols={"kappa": "c_gt1"})
+    assert same(r"\sigma m_1", "sqrt(noise)*m1", symbols={r"\sigma": "sqrt(noise_var)"})
+    for tex, match in [(r"\eta m_1", "step size"), (r"\tilde\eta\,\eta", "diverges"), (r"m_1=m_2=1", "2 '='"),
+                       (r"m_1 \le 2", "paste one expression"), (r"\frac{m_1}{2", "too early"),
+                       ("{" * 50 + "m_1" + "}" * 50, "nested"), ("m_1+" * 600 + "m_1", "at most 2000"),
+                       (r"\partial_\lambda \phi", "lambda-derivative of \\\\phi"), ("", "LaTeX formula"),
+                       (r"m_1 = ", "after the '='"), (r"\mu_1", "unknown symbol")]:
+        with pytest.raises(InvalidParameterError, match=match):
+            read_latex(tex, "srf" if "eta" in tex and "m_1" not in tex else "spike")
+    with pytest.raises(InvalidParameterError, match="a reading with a value"):
+        read_latex(r"\sigma", "spike", symbols={"sigma": "activation"})
+    with pytest.raises(InvalidParameterError, match="cui24 or dandi24"):
+        read_latex("m_1", "spike", convention="nature")
+
+
+def test_check_api_latex_and_formula_are_alternatives():
+    with pytest.raises(InvalidParameterError, match="not both"):
+        check("m1", "m1", latex="m_1", student="tanh")
+    with pytest.raises(InvalidParameterError, match="given with latex"):
+        check("m1", "m1", convention="cui24", student="tanh")
+    r = check(latex=r"\frac{\psi\lambda c_{\star,1}^4m_2}{\phi\,b^2}", against="delta_1", student="tanh",
+              teacher="He1", n=3)
+    assert r.proof["status"] == "identical" and r.understood["formula"] and r.to_dict()["understood"]["latex"]
+    assert "LaTeX given" in r._repr_html_()
+
+
+def test_missing_parser_is_a_clear_exit_2(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "antlr4", None)
+    with pytest.raises(InvalidParameterError, match="onestep_theory\\[latex\\]"):
+        read_latex("m_1", "spike")
+    assert main(["check", "--latex", "m_1", "--against", "m1", "--student", "tanh"]) == 2
+    err = capsys.readouterr().err
+    assert INSTALL in err and err.count("\n") == 1
+
+
+def test_cli_check_latex_shows_the_reading_before_the_verdict(capsys):
+    tex = (r"\Lambda_1^{\rm slide}=\frac{c_{\star,1}^4}{c_{\star,1}^2+\phi(c_\star^2+\sigma_\varepsilon^2)}"
+           r"\Big(-\frac{\partial m_2}{\partial\lambda}\Big)")
+    assert main(["check", "--latex", tex, "--against", "lambda_1", "--student", "tanh", "--teacher", "He1",
+                 "--n", "4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("read as (moniri23 table): ") and "dm2" in out[0]
+    assert out[2] == r"  left-hand side set aside: \Lambda_1^{\rm slide}"
+    assert any(line.startswith("differs") for line in out[3:])
+    assert main(["check", "--latex", r"\sigma^2 m_1", "--against", "train_loss_f0", "--student", "tanh",
+                 "--teacher", "He1", "--n", "2"]) == 2
+    assert "--symbol sigma=noise" in capsys.readouterr().err
+    assert main(["check", "--latex", r"\lambda\frac\psi\phi(c_{\star,1}^2m_2+(c_\star^2-c_{\star,1}^2+\sigma^2)m_1)",
+                 "--symbol", "sigma=noise", "--against", "train_loss_f0", "--student", "tanh", "--teacher", "He1",
+                 "--n", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["proof"]["status"] == "identical"
+    for argv in (["check", "m1", "--latex", "m_1"], ["check"], ["check", "--symbol", "sigma=noise", "m1"],
+                 ["check", "--latex", "m_1", "--symbol", "sigma"]):
+        assert main(argv + ["--against", "m1", "--student", "tanh"]) == 2
+        capsys.readouterr()
+
+
+def test_cli_convention_sets_the_table_and_converts_the_flags(capsys):
+    # cui24's lambda against the spike-theory m1 at cui24 parameters: the flags and the formula both convert
+    assert main(["check", "--latex", r"\frac{\lambda}{\alpha\beta}", "--against", "lam" if False else "m1",
+                 "--student", "tanh", "--convention", "cui24", "--alpha", "2", "--beta", "1/2", "--lam", "1/10",
+                 "--n", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["understood"]["convention"] == "cui24" and out["understood"]["formula"] == "lam*psi**2"
+
+
+def test_sweep_carries_the_formula_with_an_error_that_bounds_it():
+    kw = dict(student="relu_centered", teacher="x + (x**2-1)/sqrt(2)", fixed={"phi": 1, "psi": 2})
+    tex = r"\frac\phi\psi\frac{c_{\star,1}^4}{b^2}\frac{-\partial_\lambda m_2}{m_1^2}"
+    lo = sweep("lambda_1", {"lam": "1e-3:10:4"}, latex=tex, **kw)
+    hi = sweep("lambda_1", {"lam": "1e-3:10:4"}, latex=tex, dps=30, **kw)
+    assert lo.understood["latex"] and lo.formula
+    for a, b in zip(lo.rows, hi.rows):
+        with mpmath.workdps(40):
+            assert abs(mpmath.mpf(a["formula"]) - mpmath.mpf(b["formula"])) <= mpmath.mpf(a["formula_error"])
+            assert abs(mpmath.mpf(a["formula"]) - mpmath.mpf(a["value"])) <= \
+                mpmath.mpf(a["formula_error"]) + mpmath.mpf(a["error"])        # identical formula
+    assert list(lo.rows[0]) == ["lam", "value", "error", "formula", "formula_error"]
+    with pytest.raises(InvalidParameterError, match="not both"):
+        sweep("m1", {"lam": "1:2:2"}, formula="m1", latex="m_1", student="tanh", fixed={"phi": 1, "psi": 1})
+
+
+def test_cli_sweep_latex(capsys):
+    assert main(["sweep", "m1", "--over", "lam=1:2:2", "--phi", "1", "--psi", "2", "--student", "tanh",
+                 "--latex", r"m_1^2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# read as (moniri23 table): m1**2") and "formula,formula_error" in out
+
+
+@pytest.mark.parametrize("entry", CORPUS["formulas"], ids=[e["name"] for e in CORPUS["formulas"]])
+def test_corpus_the_printed_formula_gets_the_stated_verdict(entry):
+    """Each formula as printed in docs/theory (verbatim) reads as its re-typed form and gets the verdict the page
+    states, through the API; the re-typed form gets the same proof and the same points."""
+    assert entry["tex"] in (ROOT / "docs" / "theory" / entry["doc"]).read_text()
+    fam = "srf" if entry["doc"].startswith("srf") else "spike"
+    assert same(entry["tex"], entry["retyped"], fam)
+    kw = dict(CORPUS[fam], n=2)
+    a = check(latex=entry["tex"], against=entry["against"], **kw)
+    b = check(entry["retyped"], entry["against"], **kw)
+    want = {"identical": "identical", "differs": "differs symbolically"}[entry["verdict"]]
+    assert a.proof["status"] == b.proof["status"] == want
+    assert a.agree == b.agree == (2 if entry["verdict"] == "identical" else 0)
+
+
+@pytest.mark.parametrize("name", ["Delta_1", "Lambda_1 (talk)", "c (11)"])
+def test_corpus_through_the_command_line(name, capsys):
+    e = next(x for x in CORPUS["formulas"] if x["name"] == name)
+    fam = "srf" if e["doc"].startswith("srf") else "spike"
+    assert main(["check", "--latex", e["tex"], "--against", e["against"], "--student", CORPUS[fam]["student"],
+                 "--teacher", CORPUS[fam]["teacher"], "--n", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["proof"]["status"].startswith(e["verdict"]) and out["understood"]["source"] == e["tex"]
+
+
+_PIECES = [r"\phi", r"\psi", r"\lambda", "m_1", "m_2", r"c_{\star,1}", "b", "2", "0.5", "+", "-", "(", ")", "{", "}",
+           "^", "_", r"\frac", r"\sqrt", r"\partial", "'", "=", r"\left(", r"\right)", r"\,", r"\star", "*", r"\tilde",
+           r"\sigma", r"\foo", "x", "\\", "&", "[", "]", ",", "|", "!", r"\cdot", r"\mathrm{d}", "/"]
+
+
+def _fuzz(pieces):
+    """Any TeX made of these pieces is read into a formula the package evaluates, or refused in one line."""
+    try:
+        f = read_latex("".join(pieces), "spike")
+    except InvalidParameterError as exc:
+        assert "\n" not in str(exc)
+        return
+    expr_of(f.formula)                                   # what was read is a formula of the package's names
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=25))
+def test_fuzz_any_tex_is_read_or_refused_in_one_line(pieces):
+    _fuzz(pieces)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=40))
+def test_fuzz_any_tex_is_read_or_refused_in_one_line_long(pieces):
+    _fuzz(pieces)
