@@ -136,7 +136,8 @@ def read_latex(tex: str, family: str, convention: str | None = None, symbols: di
         if text is None:
             raise TexError(f"the lambda-derivative of {shown} is not in the {convention} table (only names "
                             f"that depend on lambda have one: m_1, m_2, tau_1, tau_2)")
-        return _meaning(text, vocab, family, shown, convention), e.describe + (" (d/dlambda)" if deriv else ""), e.tex
+        return (_meaning(text, vocab, family, shown, convention), e.describe + (" (d/dlambda)" if deriv else ""),
+                e.tex, e.deriv is not None)
 
     depth = 0
     for ch in tex:

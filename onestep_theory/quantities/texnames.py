@@ -248,9 +248,9 @@ class Reader:
             return ""
         key = tex_key(base, decos, sub, star, sup)
         tex = _render(base, decos, sub, star, sup)
-        if self.peek() == "(" and self.peek(1) == r"\lambda" and self.peek(2) == ")":
+        value, meaning, shown, of_lambda = self.resolve(key, tex, deriv)
+        if of_lambda and self.peek() == "(" and self.peek(1) == r"\lambda" and self.peek(2) == ")":
             self.i += 3                                  # m_1(\lambda): the argument, not a product
-        value, meaning, shown = self.resolve(key, tex, deriv)
         text = self.slot(value, (r"\partial_\lambda " if deriv else "") + shown, meaning)
         if power is not None:
             text = "{" + text + "}^{" + power + "}"
@@ -310,7 +310,7 @@ def entry_key(tex: str) -> tuple:
     """The key of the one name written ``tex`` (a table entry or a ``--symbol`` name)."""
     reader = Reader(tokens(tex), None)
     keys = []
-    reader.resolve = lambda key, tex, deriv: (keys.append(key), (sp.Integer(0), "", tex))[1]
+    reader.resolve = lambda key, tex, deriv: (keys.append(key), (sp.Integer(0), "", tex, False))[1]
     reader.run()
     return keys[0]
 
