@@ -57,6 +57,9 @@ def _e(tex, describe, text=None, **kw):
 
 
 _DIMENSION = "a dimension (it diverges); the limiting formulas use its ratios"
+#: Entries two tables share.
+_SIGMA_EPS = _e(r"\sigma_\varepsilon", "label-noise standard deviation", "sqrt(noise_var)")
+_MU1 = _e(r"\mu_1", "mu_1 = E sigma'(z) (student)", "mu1")
 
 _MONIRI = [
     _e(r"\phi", "phi = d/n", "phi"),
@@ -70,7 +73,7 @@ _MONIRI = [
     _e("c_{>1}", "student's non-linear norm c_{>1}", "c_gt1"),
     *[_e(rf"c_{{\star,{k}}}", f"teacher Hermite coefficient c_(star,{k})", f"cs{k}") for k in range(9)],
     _e(r"c_\star", "teacher norm c_star = ||sigma_star||", "sqrt(c_star2)"),
-    _e(r"\sigma_\varepsilon", "label-noise standard deviation", "sqrt(noise_var)"),
+    _SIGMA_EPS,
     _e("b", "b = sqrt(c_(star,1)^2 + phi (c_star^2 + sigma_eps^2))", "b"),
     _e(r"\rho", "rho = c_(star,1)/b", "rho"),
     _e(r"q_{\rm lin}", "q_lin = (phi/psi)(-dm_2/dlambda)/m_1^2 (docs/theory/spike-theory.md §8.1)", "phi/psi*(-dm2)/m1**2"),
@@ -104,7 +107,7 @@ _CUI = [
     _e("c", "bulk variance c (Result 3.1)", "c"),
     _e(r"\gamma", "alignment gamma (Result 3.1)", "gamma"),
     _e(r"\rho", "rho = sqrt(1 - gamma^2)", "sqrt(1 - gamma**2)"),
-    _e(r"\mu_1", "mu_1 = E sigma'(z) (student)", "mu1"),
+    _MU1,
     _e(r"\check\mu_1", "check-mu_1 = sqrt(E sigma'^2 - mu_1^2)", "sqrt(mu1c2)"),
     _e(r"\mu_1^\star", "mu_1^star = E z sigma_star(z) (teacher)", "mu1s"),
     _e(r"\mu_2^\star", "mu_2^star = E y^2 (teacher, with the noise)", "mu2s"),
@@ -124,8 +127,8 @@ _BA = [
     _e(r"\psi_2", "psi_2 = N/d", "psi2"),
     _e(r"\lambda", "ridge penalty (1/n loss, lambda/N penalty)", "lam"),
     _e(r"\eta", "step size (W_1 = W_0 + eta sqrt(N) G_0)", "eta"),
-    _e(r"\mu_1", "mu_1 = E sigma'(z) (student)", "mu1"),
-    _e(r"\sigma_\varepsilon", "label-noise standard deviation", "sqrt(noise_var)"),
+    _MU1,
+    _SIGMA_EPS,
     _e(r"\mu_2", "[BES+22]'s mu_2", refused="[BES+22]'s mu_2 = sqrt(E sigma^2 - mu_0^2 - mu_1^2) of the student "
                                             "enters no quantity's formula here"),
     _e(r"\mu_2^\star", "[BES+22]'s mu_2^*", refused="[BES+22]'s mu_2^* is the norm of the target's non-linear "
