@@ -139,7 +139,7 @@ def formula_tex(family: str) -> dict:
         return {"r": "r", "c": "c", "gamma": r"\gamma", "alpha": r"\alpha", "beta": r"\beta", "lam": r"\lambda",
                 "alpha0": r"\alpha_0", "eta": r"\tilde\eta", "noise": r"\Delta", "mu1": r"\mu_1",
                 "mu1c2": r"\check\mu_1^2", "mu1s": r"\mu_1^\star", "mu2s": r"\mu_2^\star"}
-    out = {"m1": "m_1", "m2": "m_2", "dm1": r"\partial_\lambda m_1", "dm2": r"\partial_\lambda m_2", "phi": r"\phi",
+    out = {"m1": "m_1", "m2": "m_2", "dm1": r"{\partial_\lambda m_1}", "dm2": r"{\partial_\lambda m_2}", "phi": r"\phi",
            "psi": r"\psi", "lam": r"\lambda", "c_gt1": "c_{>1}", "c_star2": r"{c_\star^2}",
            "noise": r"{\sigma_\varepsilon^2}", "b": "b", "rho": r"\rho"}
     out.update({f"c{k}": f"c_{k}" for k in range(_KMAX + 1)})

@@ -37,7 +37,7 @@ import sympy as sp
 from ..core.caches import cached
 from ..core.conventions import NATIVE, express
 from ..core.errors import InvalidParameterError
-from ..core.syntax import MAX_EXPR_CHARS, MAX_EXPR_DEPTH, parse_text
+from ..core.syntax import CONSTANTS, FUNCTIONS, MAX_EXPR_CHARS, MAX_EXPR_DEPTH, parse_text
 from .registry import closed_form, formula_names, formula_tex, symbols_of
 from .textables import table
 from .texnames import Reader, TexError, entry_key, join_tokens, tokens
@@ -83,7 +83,7 @@ def _meaning(entry_text, vocab, family, tex, convention) -> sp.Expr:
         if family != "spike":
             raise TexError(f"{tex} is a quantity of the spike theory; this quantity is an sRF one")
         return closed_form(entry_text[1:]).xreplace(formula_names(family))
-    names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", entry_text)) - {"sqrt"}
+    names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", entry_text)) - set(FUNCTIONS) - set(CONSTANTS)
     missing = sorted(names - set(vocab))
     from ..core.conventions import CONVENTIONS
 
@@ -102,6 +102,10 @@ def read_latex(tex: str, family: str, convention: str | None = None, symbols: di
     symbol table of ``convention`` (default: the family's own, ``moniri23`` or ``cui24``) and the overrides
     ``symbols`` (TeX name -> a reading of an ambiguous name, or an expression in the table's vocabulary:
     ``{"sigma": "noise"}``, ``{"kappa": "c_gt1"}``).  See the module docstring (docs/theory/checking.md §7)."""
+    if family not in NATIVE:
+        raise InvalidParameterError("family", family, " or ".join(NATIVE))
+    if symbols is not None and not isinstance(symbols, dict):
+        raise InvalidParameterError("symbols", symbols, "a dict NAME -> MEANING")
     if not isinstance(tex, str) or not tex.strip():
         raise InvalidParameterError("latex", tex, "a LaTeX formula as text")
     if len(tex) > MAX_EXPR_CHARS:
@@ -134,10 +138,11 @@ def read_latex(tex: str, family: str, convention: str | None = None, symbols: di
             raise TexError(f"{shown} is ambiguous in the {convention} table: say which with {opts}")
         text = e.deriv if deriv else e.text
         if text is None:
-            raise TexError(f"the lambda-derivative of {shown} is not in the {convention} table (only names "
-                            f"that depend on lambda have one: m_1, m_2, tau_1, tau_2)")
+            given = " as given by --symbol" if key in overrides else ""
+            raise TexError(f"the lambda-derivative of {shown}{given} is not known (the {convention} table has "
+                           f"one for m_1, m_2, tau_1, tau_2)")
         return (_meaning(text, vocab, family, shown, convention), e.describe + (" (d/dlambda)" if deriv else ""),
-                e.tex, e.deriv is not None)
+                e.tex, e.deriv is not None or e.of_lambda)
 
     depth = 0
     for ch in tex:
@@ -158,6 +163,8 @@ def read_latex(tex: str, family: str, convention: str | None = None, symbols: di
         raise InvalidParameterError("latex", tex, "one formula, or 'NAME = formula'",
                                     f"found {len(parts) - 1} '=' signs: paste one right-hand side")
     dropped = join_tokens(parts[0]) if len(parts) == 2 else None
+    if len(parts) == 2 and not parts[0]:
+        raise InvalidParameterError("latex", tex, "'NAME = formula' with a name before the '='")
     body = parts[-1]
     if not body:
         raise InvalidParameterError("latex", tex, "a formula after the '='")
@@ -168,26 +175,34 @@ def read_latex(tex: str, family: str, convention: str | None = None, symbols: di
         raise InvalidParameterError("latex", tex, "a formula in the names of the table", str(exc)) from None
     except IndexError:
         raise InvalidParameterError("latex", tex, "balanced braces") from None
-    try:
-        parsed = parse_latex(normalised)
+    except RecursionError:
+        raise InvalidParameterError("latex", tex[:40], "a formula nested less deeply") from None
+    try:                                    # strict: SymPy's parser otherwise returns the part before an error
+        parsed = parse_latex(normalised, strict=True)
     except Exception as exc:  # noqa: BLE001  (any parser failure is bad input: one line)
         raise InvalidParameterError("latex", tex, "a formula SymPy's LaTeX parser reads",
                                     f"normalised to {normalised!r}: {' '.join(str(exc).split())[:200]}") from None
     if not isinstance(parsed, sp.Expr):
         raise InvalidParameterError("latex", tex, "an expression (not an equation or a relation)")
     values = {sp.Symbol(f"Q_{{{k}}}"): v for v, k in reader.slots.items()}
+    lost = [s for s in values if s not in parsed.free_symbols]
+    if lost:                                # a name read but not in the parse: the parser dropped a part
+        raise InvalidParameterError("latex", tex, "a formula SymPy's LaTeX parser reads whole",
+                                    f"a part was not read (normalised: {normalised!r})")
     stray = [str(s) for s in parsed.free_symbols if s not in values]
     funcs = [str(f.func) for f in parsed.atoms(sp.Function) if isinstance(f, sp.core.function.AppliedUndef)]
     if stray or funcs:
         raise InvalidParameterError("latex", tex, "a formula of the table's names",
                                     f"the parser left {', '.join(stray + funcs)} (normalised: {normalised!r})")
-    expr = parsed.xreplace(values)
-    formula = str(expr)
+    formula = None
     try:                               # the shared validation layer: sizes, exponents, whitelisted functions
+        expr = parsed.xreplace(values)
+        formula = str(expr)
         parse_text(formula, "latex", symbols_of(family))
-    except InvalidParameterError as exc:
+    except (ValueError, RecursionError, OverflowError) as exc:
         raise InvalidParameterError("latex", tex, "a formula the package can evaluate",
-                                    f"read as {formula}: {getattr(exc, 'reason', exc)}") from None
+                                    f"read as {formula or 'a formula too large to print'}: "
+                                    f"{getattr(exc, 'reason', exc)}") from None
     shown = {sp.Symbol(k): v for k, v in formula_tex(family).items()}
     rendered = sp.latex(expr, symbol_names=shown)
     return TexFormula(source=tex, formula=formula, latex=rendered, convention=convention, names=dict(reader.met),
@@ -208,13 +223,13 @@ def _overrides(symbols, lookup, convention) -> dict:
     for name, meaning in symbols.items():
         if not isinstance(name, str) or not isinstance(meaning, str) or not name.strip():
             raise InvalidParameterError("symbol", f"{name}={meaning}", "NAME=MEANING, both text")
-        tex = name.strip()
-        if not tex.startswith("\\") and re.fullmatch(r"[A-Za-z]{2,}", tex.split("_")[0].split("^")[0]):
-            tex = "\\" + tex                             # sigma -> \sigma, tilde\eta stays
+        tex = re.sub(r"^([A-Za-z]{2,})", r"\\\1", name.strip())     # sigma -> \sigma, tilde\eta -> \tilde\eta
         try:
             key = entry_key(tex)
         except (TexError, IndexError):
-            raise InvalidParameterError("symbol", name, "a TeX name such as sigma, c_1 or \\tilde\\eta") from None
+            raise InvalidParameterError("symbol", name, "one TeX name such as sigma, c_1 or \\tilde\\eta") from None
+        if key in out:
+            raise InvalidParameterError("symbol", name, "each name once")
         old = lookup.get(key)
         reading = next((r for r in (old.readings if old else ()) if r[0] == meaning.strip()), None)
         if reading is not None:

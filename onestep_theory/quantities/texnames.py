@@ -13,7 +13,7 @@ import re
 
 import sympy as sp
 
-__all__ = ["Reader", "TexError", "tex_key", "tokens", "entry_key", "join_tokens", "FUNCS"]
+__all__ = ["Reader", "TexError", "tex_key", "tokens", "entry_key", "join_tokens", "FUNCS", "MAX_TEX_NAMES"]
 
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?|\.\d+|[A-Za-z]|\s+|.", re.S)
 _DROP = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr",
@@ -26,6 +26,13 @@ _DECOS = {r"\tilde": "tilde", r"\widetilde": "tilde", r"\hat": "hat", r"\widehat
 _STARS = {r"\star", "*", r"\ast"}
 _ALIAS = {"varphi": "phi", "varepsilon": "epsilon", "epsilon": "epsilon"}
 _SIZE = re.compile(r"\\[Bb]ig+[lr]?|\\left|\\right")
+_SYNONYM = {r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\times": r"\cdot", "[": "(", "]": ")", r"\{": "(",
+            r"\}": ")", r"\lbrack": "(", r"\rbrack": ")", r"\lbrace": "(", r"\rbrace": ")", r"\lvert": "|",
+            r"\rvert": "|", r"\vert": "|", r"\epsilon": r"\varepsilon"}
+_NOT_READ = {r"\over", r"\sum", r"\prod", r"\int", r"\lim", r"\max", r"\min", r"\det", r"\langle", r"\rangle",
+             r"\mathbb", r"\mathcal", r"\nabla", r"\infty", r"\Vert", r"\mid", r"\top", r"\sup", r"\inf"}
+#: Most names one formula may hold (each costs the LaTeX parser about 20 ms).
+MAX_TEX_NAMES = 80
 
 
 def tex_key(base: str, decos=(), sub: str = "", star: bool = False, sup: str = "") -> tuple:
@@ -36,12 +43,17 @@ def tex_key(base: str, decos=(), sub: str = "", star: bool = False, sup: str = "
 
 def tokens(tex: str) -> list:
     """The tokens of ``tex`` with spacing and sizing dropped and synonyms unified (``\\dfrac`` is ``\\frac``)."""
-    out = []
+    out, sized = [], False
     for t in _TOKEN.findall(tex):
+        if t == "." and sized:                           # \left. and \right.: an invisible delimiter
+            sized = False
+            continue
+        sized = t in (r"\left", r"\right") or (sized and t.isspace())
         if t.isspace() or t in _DROP or _SIZE.fullmatch(t):
             continue
-        out.append({r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\times": r"\cdot", "[": "(", "]": ")",
-                    r"\{": "(", r"\}": ")", r"\lbrack": "(", r"\rbrack": ")", r"\epsilon": r"\varepsilon"}.get(t, t))
+        out.append(_SYNONYM.get(t, t))
+    while out and out[-1] in (".", ",", ";"):            # the sentence's punctuation after a displayed formula
+        out.pop()
     return out
 
 
@@ -50,7 +62,7 @@ class Reader:
 
     def __init__(self, tokens, resolve):
         self.t, self.i, self.resolve = tokens, 0, resolve
-        self.slots, self.met = {}, {}
+        self.slots, self.met, self.used = {}, {}, [0]
 
     def peek(self, k=0):
         return self.t[self.i + k] if self.i + k < len(self.t) else None
@@ -71,33 +83,57 @@ class Reader:
                 tok = self.take()
                 depth += (tok == "{") - (tok == "}")
             return self.t[start:self.i - 1]
-        if tok[0].isdigit() and len(tok) > 1:            # \frac43: the arguments are 4 and 3
+        if tok[0].isdigit() and len(tok) > 1 and "." not in tok:    # \frac43: the arguments are 4 and 3
             self.t[self.i - 1:self.i] = [tok[0], tok[1:]]
             return [tok[0]]
+        if tok == r"\frac":                                 # x^\frac12
+            a, b = self.arg(), self.arg()
+            return [r"\frac", "{", *a, "}", "{", *b, "}"]
         return [tok]
 
     def sub(self, tokens) -> str:
         r = Reader(tokens, self.resolve)
-        r.slots, r.met = self.slots, self.met
+        r.slots, r.met, r.used = self.slots, self.met, self.used
         return r.run()
 
     def run(self) -> str:
         out = []
         while self.peek() is not None:
             out.append(self.item())
+            if out[-1] == "/":
+                out += self._operand()
+                if self.peek() not in (None, "+", "-", ")", "/", r"\cdot", "|"):
+                    raise TexError("'a/b c' is ambiguous (a/(b c) or (a/b) c): write \\frac{a}{b c}, or parentheses")
         return " ".join(x for x in out if x)
+
+    def _operand(self) -> list:
+        """The items of the divisor after a '/': one factor with its powers, primes and subscripts."""
+        if self.peek() is None:
+            raise TexError("a '/' without a divisor")
+        out, depth = [self.item()], 0
+        depth += out[0].count("(") - out[0].count(")")
+        while depth > 0 and self.peek() is not None:
+            out.append(self.item())
+            depth += (out[-1] == "(") - (out[-1] == ")")
+        while self.peek() in ("^", "_", "!"):
+            out.append(self.item())
+        return out
 
     def item(self) -> str:
         tok = self.peek()
         if tok == "{":
-            return "{" + self.sub(self.arg()) + "}"
+            whole = self.i == 0
+            inner = self.arg()
+            if _top_sum(inner) and not (whole and self.peek() is None):
+                raise TexError("braces do not print: '{a+b} c' shows as a + b c on the page; write parentheses")
+            return "{" + self.sub(inner) + "}"
         if tok == r"\frac":
             self.take()
             num, den = self.arg(), self.arg()
             d = _derivative(num, den)
             if d is not None:
                 body = d if d else self._after_derivative()
-                return self.name_tokens(body, deriv=True)
+                return self._paren(self.name_tokens(body, deriv=True), operator=not d)
             return r"\frac{" + self.sub(num) + "}{" + self.sub(den) + "}"
         if tok == r"\sqrt":
             self.take()
@@ -117,7 +153,7 @@ class Reader:
                                 r"\frac{\partial m_2}{\partial\lambda}")
             self.take()
             self.arg()
-            return self.name_tokens(self._after_derivative(), deriv=True)
+            return self._paren(self.name_tokens(self._after_derivative(), deriv=True), operator=True)
         if tok in FUNCS:
             self.take()
             return tok
@@ -127,7 +163,7 @@ class Reader:
             if (rf"\{word}") in FUNCS:
                 return rf"\{word}"
             if word == "e":
-                return self.slot(sp.E, "e", "Euler's number")
+                return self._paren(self.slot(sp.E, "e", "Euler's number"))
             return self.name_from(word)
         if tok in (r"\cdot", "+", "-", "(", ")", "/", "|", "!"):
             self.take()
@@ -137,7 +173,9 @@ class Reader:
             return tok + "{" + self.sub(self.arg()) + "}"
         if tok == r"\pi":
             self.take()
-            return self.slot(sp.pi, r"\pi", "pi")
+            return self._paren(self.slot(sp.pi, r"\pi", "pi"))
+        if tok == ".":
+            raise TexError("a lone '.' (a decimal needs digits, e.g. 0.5)")
         if tok[0].isdigit() or tok[0] == ".":
             self.take()
             if "." in tok:                               # exact: 0.25 is 25/100
@@ -146,9 +184,26 @@ class Reader:
             return tok
         if tok in ("=", ",", ";", "<", ">", r"\approx", r"\le", r"\ge", r"\to", r"\equiv"):
             raise TexError(f"'{tok}' inside the formula: paste one expression (a left-hand side 'X =' is allowed)")
-        if tok[0] == "\\" and tok not in _DECOS and not tok[1:].isalpha():
-            raise TexError(f"'{tok}' is not read in a formula")
+        if tok in _NOT_READ or tok[0] == "\\" and not tok[1:].isalpha():
+            raise TexError(f"'{tok}' is not a name or an operator the reader takes")
         return self.name_from(None)
+
+    def _paren(self, text, operator=False) -> str:
+        """``text`` (a derivative or a constant) followed by a parenthesis is a product; a power after the operator
+        form ``\\partial_\\lambda m_2^2`` would be ambiguous."""
+        if operator and self.peek() == "^":
+            raise TexError("a power after d/dlambda NAME is ambiguous: write (\\partial_\\lambda m_2)^2")
+        return text + (r" \cdot" if self.peek() == "(" else "")
+
+    def _group(self) -> list:
+        """The tokens inside the parenthesis at the cursor (up to its match or the end)."""
+        depth, j = 0, self.i
+        while j < len(self.t):
+            depth += (self.t[j] == "(") - (self.t[j] == ")")
+            if depth == 0:
+                break
+            j += 1
+        return self.t[self.i + 1:j]
 
     def _peek_arg(self, k) -> list:
         tok = self.peek(k)
@@ -170,7 +225,7 @@ class Reader:
 
     def name_tokens(self, tokens, deriv=False) -> str:
         r = Reader(list(tokens), self.resolve)
-        r.slots, r.met = self.slots, self.met
+        r.slots, r.met, r.used = self.slots, self.met, self.used
         text = r.name_from(None, deriv=deriv)
         if r.peek() is not None:
             raise TexError(f"'{' '.join(tokens)}' is not one name (a derivative is of one name: m_1 or m_2)")
@@ -201,11 +256,19 @@ class Reader:
                 raise TexError(f"'{tok}' where a name was expected")
         else:
             base = word
+        if not base.isalnum():
+            raise TexError(f"'{base}' is not a name")
+        if base == "d" and word is not None:
+            raise TexError("a differential d: write the derivative as \\frac{d m_2}{d\\lambda}")
         sub, star, sup, power, has_sub = "", False, "", None, False
         while self.peek() in ("_", "^", "'"):
             tok = self.peek()
-            if tok == "'":
+            if tok == "'" or self._peek_arg(1) in ([r"\prime"], ["'"]):
+                if deriv:
+                    raise TexError("a second lambda-derivative is not in the tables")
                 self.take()
+                if tok != "'":
+                    self.arg()
                 deriv = True
                 continue
             a = self._peek_arg(1)
@@ -227,11 +290,6 @@ class Reader:
                 if rest:
                     power = self.sub(rest)
                 continue
-            if a in ([r"\prime"], ["'"]):
-                self.take()
-                self.arg()
-                deriv = True
-                continue
             if len(text) > 1 and all(x.isalpha() and len(x) == 1 for x in text) and len(a) != len(text) and \
                     not sup:                                  # ^{\rm slide}: part of the name
                 self.take()
@@ -249,8 +307,15 @@ class Reader:
         key = tex_key(base, decos, sub, star, sup)
         tex = _render(base, decos, sub, star, sup)
         value, meaning, shown, of_lambda = self.resolve(key, tex, deriv)
-        if of_lambda and self.peek() == "(" and self.peek(1) == r"\lambda" and self.peek(2) == ")":
+        argument = self.peek() == "(" and self.peek(1) == r"\lambda" and self.peek(2) == ")"
+        if of_lambda and argument:
             self.i += 3                                  # m_1(\lambda): the argument, not a product
+        elif of_lambda and self.peek() == "(" and not _top_sum(self._group(), binary=True):
+            raise TexError(f"{shown}(x) with one term x reads like an argument, but {shown} is a function of lambda "
+                           f"only: write {shown} for {shown}(\\lambda), and \\cdot for a product")
+        elif argument:
+            raise TexError(f"{shown}(\\lambda) is ambiguous: {shown} does not depend on lambda; write "
+                           f"{shown}\\lambda for the product")
         text = self.slot(value, (r"\partial_\lambda " if deriv else "") + shown, meaning)
         if power is not None:
             text = "{" + text + "}^{" + power + "}"
@@ -259,6 +324,9 @@ class Reader:
         return text
 
     def slot(self, value, tex, meaning) -> str:
+        self.used[0] += 1
+        if self.used[0] > MAX_TEX_NAMES:
+            raise TexError(f"more than {MAX_TEX_NAMES} names in one formula")
         k = self.slots.setdefault(value, len(self.slots))
         self.met[tex] = meaning
         return f"Q_{{{k}}}"
@@ -270,6 +338,17 @@ class TexError(Exception):
 
 def _word(tokens) -> str:
     return "".join(t for t in tokens if t not in _WORDS)
+
+
+def _top_sum(tokens, binary=False) -> bool:
+    """Whether ``tokens`` hold a + or - outside braces and parentheses (a sum, not one factor); with ``binary``, a
+    leading sign does not count (``(-\\lambda)`` is one term)."""
+    depth = 0
+    for j, t in enumerate(tokens):
+        depth += (t in ("{", "(")) - (t in ("}", ")"))
+        if depth == 0 and t in ("+", "-") and not (binary and j == 0):
+            return True
+    return False
 
 
 def _is_lambda(tokens) -> bool:
@@ -298,11 +377,10 @@ def _render(base, decos, sub, star, sup) -> str:
     s = ("\\" + base) if len(base) > 1 else base
     for d in decos:
         s = f"\\{d}{{{s}}}"
-    if sub or star:
-        inner = ("\\star" + ("," if sub else "") if star else "") + sub
-        s += "_" + (inner if len(inner) == 1 else "{" + inner + "}")
-    if sup:
-        s += r"^{\rm " + sup + "}"
+    if sub:
+        s += "_" + (sub if len(sub) == 1 else "{" + sub + "}")
+    if star or sup:
+        s += "^" + ("\\star" if star else "") + (r"{\rm " + sup + "}" if sup else "")
     return s
 
 
@@ -311,7 +389,8 @@ def entry_key(tex: str) -> tuple:
     reader = Reader(tokens(tex), None)
     keys = []
     reader.resolve = lambda key, tex, deriv: (keys.append(key), (sp.Integer(0), "", tex, False))[1]
-    reader.run()
+    if reader.run() != "Q_{0}" or len(keys) != 1:
+        raise TexError(f"'{tex}' is not one name (no power, no second name)")
     return keys[0]
 
 

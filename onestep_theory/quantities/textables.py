@@ -41,7 +41,8 @@ __all__ = ["Entry", "TABLES", "FAMILY_OF", "table"]
 @dataclasses.dataclass(frozen=True)
 class Entry:
     """One TeX name: ``text`` (its meaning in the vocabulary of the module docstring), ``deriv`` (the meaning of its
-    λ-derivative, if it has one), ``refused`` (why it cannot appear in a formula), ``readings`` (name ->
+    λ-derivative, if it has one; a name with one is a function of λ), ``of_lambda`` (a function of λ without a
+    λ-derivative in the table: ``\\Delta_1(\\lambda)`` is read as Δ1), ``refused`` (why it cannot appear in a formula), ``readings`` (name ->
     (text, description) for an ambiguous name) and a one-line ``describe``."""
 
     tex: str
@@ -50,6 +51,7 @@ class Entry:
     deriv: str | None = None
     refused: str | None = None
     readings: tuple = ()
+    of_lambda: bool = False
 
 
 def _e(tex, describe, text=None, **kw):
@@ -76,14 +78,14 @@ _MONIRI = [
     _SIGMA_EPS,
     _e("b", "b = sqrt(c_(star,1)^2 + phi (c_star^2 + sigma_eps^2))", "b"),
     _e(r"\rho", "rho = c_(star,1)/b", "rho"),
-    _e(r"q_{\rm lin}", "q_lin = (phi/psi)(-dm_2/dlambda)/m_1^2 (docs/theory/spike-theory.md §8.1)", "phi/psi*(-dm2)/m1**2"),
-    _e(r"q_{\rm nl}", "q_nl = (phi/psi)(-dm_1/dlambda)/m_1^2 (docs/theory/spike-theory.md §8.1)", "phi/psi*(-dm1)/m1**2"),
-    *[_e(rf"\Delta_{k}", f"the package's Delta_{k} (closed form, docs/theory/spike-theory.md §7.3)", f"@delta_{k}")
+    _e(r"q_{\rm lin}", "q_lin = (phi/psi)(-dm_2/dlambda)/m_1^2 (docs/theory/spike-theory.md §8.1)", "phi/psi*(-dm2)/m1**2", of_lambda=True),
+    _e(r"q_{\rm nl}", "q_nl = (phi/psi)(-dm_1/dlambda)/m_1^2 (docs/theory/spike-theory.md §8.1)", "phi/psi*(-dm1)/m1**2", of_lambda=True),
+    *[_e(rf"\Delta_{k}", f"the package's Delta_{k} (closed form, docs/theory/spike-theory.md §7.3)", f"@delta_{k}", of_lambda=True)
       for k in range(1, 9)],
-    *[_e(rf"\Lambda_{k}", f"the package's Lambda_{k} (closed form, docs/theory/spike-theory.md §8.6)", f"@lambda_{k}")
+    *[_e(rf"\Lambda_{k}", f"the package's Lambda_{k} (closed form, docs/theory/spike-theory.md §8.6)", f"@lambda_{k}", of_lambda=True)
       for k in range(1, 9)],
     _e(r"\Lambda_1^{\rm slide}", "the talk's printed Lambda_1 (docs/theory/spike-theory.md §8.2)",
-       "cs1**4/(cs1**2 + phi*(c_star2 + noise_var))*(-dm2)"),
+       "cs1**4/(cs1**2 + phi*(c_star2 + noise_var))*(-dm2)", of_lambda=True),
     _e(r"\sigma", "ambiguous: the activation or the noise level", readings=(
         ("noise", "sqrt(noise_var)", "sigma_eps, the label-noise standard deviation"),
         ("activation", None, "the student activation, a function: not a value a formula can use"))),
