@@ -127,7 +127,7 @@ def test_errors_name_the_symbol_and_the_table():
         read_latex("m_1", "spike", convention="nature")
 
 
-def test_check_api_latex_and_formula_are_alternatives():
+def test_check_api_latex_and_formula_are_alternatives(check_rendered):
     with pytest.raises(InvalidParameterError, match="not both"):
         check("m1", "m1", latex="m_1", student="tanh")
     with pytest.raises(InvalidParameterError, match="given with latex"):
@@ -135,7 +135,8 @@ def test_check_api_latex_and_formula_are_alternatives():
     r = check(latex=r"\frac{\psi\lambda c_{\star,1}^4m_2}{\phi\,b^2}", against="delta_1", student="tanh",
               teacher="He1", n=3)
     assert r.proof["status"] == "identical" and r.understood["formula"] and r.to_dict()["understood"]["latex"]
-    assert "LaTeX given" in r._repr_html_()
+    assert "LaTeX given" in r._repr_html_() and "read as (moniri23)" in r._repr_html_()
+    check_rendered(r._repr_html_())
 
 
 def test_missing_parser_is_a_clear_exit_2(monkeypatch, capsys):

@@ -49,7 +49,7 @@ def _tex_kw(args) -> dict:
         symbols[name.strip()] = meaning.strip()
     if args.latex is None:
         if symbols:
-            raise InvalidParameterError("--symbol", args.symbol[0], "given with --latex")
+            raise InvalidParameterError("--symbol", args.symbol[0], "only together with --latex")
         return {}
     return {"latex": args.latex, "convention": getattr(args, "convention", None), "symbols": symbols}
 

@@ -65,7 +65,9 @@ class CheckResult(Result):
         from html import escape
 
         w = self.worst
-        rows = [("LaTeX given", f"<code>{escape(self.understood['source'])}</code>")] if self.understood else []
+        u = self.understood
+        rows = [("LaTeX given", f"<code>{escape(u['source'])}</code>"),
+                (f"read as ({escape(u['convention'])})", f"${escape(u['latex'])}$")] if u else []
         rows += [("formula", f"<code>{escape(self.formula)}</code>"
                  + (f"<br>${escape(self.proof['latex'])}$" if self.proof.get("latex") else "")),
                 ("against", escape(self.against)),
