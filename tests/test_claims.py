@@ -316,8 +316,8 @@ def test_every_registry_quantity_printed_at_15_digits_contains_its_35_digit_valu
         q = QUANTITIES[name]
         point = {k: v for k, v in (SPIKE_POINT if q.family == "spike" else SRF_POINT).items() if k in q.params}
         student, teacher = (SPIKE_STUDENT, "He1") if q.family == "spike" else ("tanh", "sin")
-        lo, lo_err, _, _ = evaluate(name, point, student, teacher, dps=15)
-        hi, hi_err, _, _ = evaluate(name, point, student, teacher, dps=35)
+        lo, lo_err, *_ = evaluate(name, point, student, teacher, dps=15)
+        hi, hi_err, *_ = evaluate(name, point, student, teacher, dps=35)
         text, err = vouch(lo, lo_err, 15)
         assert contains(text, err, hi, hi_err), (name, text, err, mpmath.nstr(hi, 30))
         assert hi_err <= 1e-30 * max(1.0, abs(float(hi))), (name, hi_err)
@@ -345,7 +345,7 @@ def test_stieltjes_by_name_reads_lambda_exactly():
     from onestep_theory.srf import spectrum
 
     point = {"alpha": "1/3", "beta": "2/3", "lam": "1/3", "alpha0": "1/3", "eta": "1/7", "noise": "1/3"}
-    v, e, _, _ = evaluate("stieltjes", point, "tanh", "sin", dps=30)
+    v, e, *_ = evaluate("stieltjes", point, "tanh", "sin", dps=30)
     sp_ = spectrum("tanh", r=_r(point), c=_c(point), alpha="1/3", beta="2/3", xs=[1.0], lams=["1/3"], dps=30)
     ref, ref_err = sp_.stieltjes_at_minus_lambda["1/3"], sp_.errors["stieltjes"]["1/3"]
     with mpmath.workdps(50):
