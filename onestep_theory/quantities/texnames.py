@@ -110,11 +110,12 @@ class Reader:
         """The items of the divisor after a '/': one factor with its powers, primes and subscripts."""
         if self.peek() is None:
             raise TexError("a '/' without a divisor")
-        out, depth = [self.item()], 0
-        depth += out[0].count("(") - out[0].count(")")
-        while depth > 0 and self.peek() is not None:
+        out, depth = [], 0
+        while self.peek() is not None:
             out.append(self.item())
-            depth += (out[-1] == "(") - (out[-1] == ")")
+            depth += out[-1].count("(") - out[-1].count(")")
+            if depth <= 0 and out[-1] not in FUNCS:          # a function's argument belongs to the divisor
+                break
         while self.peek() in ("^", "_", "!"):
             out.append(self.item())
         return out
