@@ -302,7 +302,8 @@ def test_round_trip_any_formula_rendered_by_sympy_reads_back_exactly(case):
     (r"4/3", "4/3"), (r"\lambda\psi/(\phi b^2)", "lam*psi/(phi*b**2)"), (r"\lambda/\exp(\phi)+1", "lam*exp(-phi)+1"),
     (r"\lambda/\exp(\phi)\psi", "error:ambiguous"), (r"\lambda/m_1^2 + 1", "lam/m1**2 + 1"), (r"\frac43\psi", "4*psi/3"),
     (r"\Lambda_1(\lambda)-\Lambda_1", "0"), (r"q_{\rm lin}(\lambda)", "phi/psi*(-dm2)/m1**2"),
-    (r"m_1(-\lambda)", "error:function of lambda"), (r"\rho(\lambda)", "error:does not depend on lambda"),
+    (r"m_1(-\lambda)", "error:argument"), (r"\rho(\lambda)", "error:argument"),
+    (r"c_{\star,3}^2(-\partial_\lambda m_1)", "-cs3**2*dm1"),
     (r"\frac{d}{d\lambda}m_2^2", "error:power after"), (r"\partial_\lambda m_2^2", "error:power after"),
     (r"m_2''", "error:second"), (r"\partial_\lambda m_2'", "error:second"), (r"(m_2')^2", "dm2**2"),
     (r"{\phi+\psi}\lambda", "error:braces do not print"), (r"\frac{{\phi+\psi}}{2}", "(phi+psi)/2"),
@@ -311,6 +312,15 @@ def test_round_trip_any_formula_rendered_by_sympy_reads_back_exactly(case):
     (r"\frac{{\rm d}m_2}{{\rm d}\lambda}", "error:"), (r"{\rm d}m_2", "error:differential"),
     (r"\phi^\frac12", "sqrt(phi)"), (r"=\phi", "error:name before"), (r"\over", "error:not a name"),
     (r"10^{5000}\phi", "error:"), ("m_1" * 100, "error:more than 80 names"), (r"\mathrm{}", "error:not a name"),
+    # the second review
+    (r"\partial_\lambda m_2(\lambda)", "dm2"), (r"\frac{\partial m_2}{\partial\lambda}(\lambda)", "dm2"),
+    (r"\partial_\lambda m_2(-\lambda)", "error:reads like an argument"), (r"m_1^2(\lambda)", "m1**2"),
+    (r"\frac{1}{m_1^2(\lambda)}", "1/m1**2"), (r"\ln\lambda/\phi", "error:parentheses"),
+    (r"\ln(\lambda)/\phi", "log(lam)/phi"), (r"\sin^2(\phi)", "sin(phi)**2"), (r"c_1(\phi)", "error:argument"),
+    (r"c_1\left(\mu\right)^2", "error:"), (r"c_0\left(c_1\right)^{2}", "c0*c1**2"), (r"1/|m_1|", "1/Abs(m1)"),
+    (r"|m_1|/|m_2|", "Abs(m1)/Abs(m2)"), (r"\frac{c_{\star,2}^2}{2!}", "cs2**2/2"), ("12!!", "error:factorials"), (r"\phi!", "error:factorials"), (r"\partial_\lambda{m_2}", "dm2"),
+    (r"m_1 \\", "m1"), (r"\[ m_1 \label{eq:1} \]", "m1"), (r"\phi\tag{3}", "phi"), (r"\sqrt(\phi)", "error:sqrt"),
+    (r"\sqrt[3]{\phi}", "phi**(1/3)"), ("1" * 60, "error:longer than 50"),
 ])
 def test_review_findings(tex, want):
     """The adversarial review's inputs (misreadings, crashes, refusals of valid input): read right or refused."""
@@ -326,6 +336,12 @@ def test_review_findings_overrides_and_arguments():
         with pytest.raises(InvalidParameterError):
             read_latex(r"\kappa^2 + \sigma", "spike", symbols=bad)
     assert same(r"\tilde\eta", "2*eta", "srf", symbols={"tilde\\eta": "2*eta"})
+    assert same(r"\check{\mu_1}^2", "mu1c2", "srf") and same(r"\gamma\alpha_0", "gamma*alpha0", "srf")
+    with pytest.raises(InvalidParameterError, match="argument"):
+        read_latex(r"\gamma(\alpha_0)", "srf")
+    for name in ("m_1'", r"\partial_\lambda m_1"):
+        with pytest.raises(InvalidParameterError, match="derivative"):
+            read_latex("m_1", "spike", symbols={name: "dm2"})
     assert same(r"\kappa", "exp(1)*c1", symbols={"kappa": "exp(1)*c1"})
     with pytest.raises(InvalidParameterError, match="family"):
         read_latex(r"\phi", "bogus")

@@ -149,7 +149,10 @@ def read_latex(tex: str, family: str, convention: str | None = None, symbols: di
         depth += (ch == "{") - (ch == "}")
         if depth > MAX_EXPR_DEPTH:
             raise InvalidParameterError("latex", tex[:40], f"braces nested at most {MAX_EXPR_DEPTH} deep")
-    toks = tokens(tex)
+    try:
+        toks = tokens(tex)
+    except TexError as exc:
+        raise InvalidParameterError("latex", tex[:40], "a formula in the names of the table", str(exc)) from None
     parts, cur, lvl = [], [], 0
     for t in toks:                                       # the top-level '=' signs
         lvl += (t in ("{", "(")) - (t in ("}", ")"))
@@ -194,6 +197,10 @@ def read_latex(tex: str, family: str, convention: str | None = None, symbols: di
     if stray or funcs:
         raise InvalidParameterError("latex", tex, "a formula of the table's names",
                                     f"the parser left {', '.join(stray + funcs)} (normalised: {normalised!r})")
+    facts = list(parsed.atoms(sp.factorial))
+    if any(not (f.args[0].is_Integer and 0 <= f.args[0] <= 20) for f in facts):
+        raise InvalidParameterError("latex", tex, "factorials of integers 0..20 only (2! in a coefficient)")
+    parsed = parsed.xreplace({f: sp.factorial(int(f.args[0])) for f in facts})      # 2! in a printed coefficient
     formula = None
     try:                               # the shared validation layer: sizes, exponents, whitelisted functions
         expr = parsed.xreplace(values)
@@ -226,8 +233,9 @@ def _overrides(symbols, lookup, convention) -> dict:
         tex = re.sub(r"^([A-Za-z]{2,})", r"\\\1", name.strip())     # sigma -> \sigma, tilde\eta -> \tilde\eta
         try:
             key = entry_key(tex)
-        except (TexError, IndexError):
-            raise InvalidParameterError("symbol", name, "one TeX name such as sigma, c_1 or \\tilde\\eta") from None
+        except (TexError, IndexError) as exc:
+            raise InvalidParameterError("symbol", name, "one TeX name such as sigma, c_1 or \\tilde\\eta",
+                                        str(exc) if isinstance(exc, TexError) else "") from None
         if key in out:
             raise InvalidParameterError("symbol", name, "each name once")
         old = lookup.get(key)

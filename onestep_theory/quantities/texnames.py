@@ -18,7 +18,8 @@ __all__ = ["Reader", "TexError", "tex_key", "tokens", "entry_key", "join_tokens"
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?|\.\d+|[A-Za-z]|\s+|.", re.S)
 _DROP = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr",
          r"\biggl", r"\biggr", r"\Biggl", r"\Biggr", r"\displaystyle", r"\textstyle", r"\,", r"\;", r"\:", r"\!",
-         r"\ ", r"\quad", r"\qquad", r"\boxed", r"\nonumber", r"\limits", "$", "~", "&"}
+         r"\ ", r"\quad", r"\qquad", r"\boxed", r"\nonumber", r"\limits", "$", "~", "&", r"\[", r"\]", "\\\\",
+         r"\notag"}
 FUNCS = {r"\exp", r"\log", r"\ln", r"\sin", r"\cos", r"\tan", r"\sinh", r"\cosh", r"\tanh"}
 _WORDS = {r"\mathrm", r"\operatorname", r"\text", r"\textrm", r"\mathit", r"\mathsf", r"\rm", r"\mathbf"}
 _DECOS = {r"\tilde": "tilde", r"\widetilde": "tilde", r"\hat": "hat", r"\widehat": "hat", r"\check": "check",
@@ -26,7 +27,8 @@ _DECOS = {r"\tilde": "tilde", r"\widetilde": "tilde", r"\hat": "hat", r"\widehat
 _STARS = {r"\star", "*", r"\ast"}
 _ALIAS = {"varphi": "phi", "varepsilon": "epsilon", "epsilon": "epsilon"}
 _SIZE = re.compile(r"\\[Bb]ig+[lr]?|\\left|\\right")
-_SYNONYM = {r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\times": r"\cdot", "[": "(", "]": ")", r"\{": "(",
+_MAX_DIGITS = 50
+_SYNONYM = {r"\coloneqq": "=", r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\times": r"\cdot", "[": "(", "]": ")", r"\{": "(",
             r"\}": ")", r"\lbrack": "(", r"\rbrack": ")", r"\lbrace": "(", r"\rbrace": ")", r"\lvert": "|",
             r"\rvert": "|", r"\vert": "|", r"\epsilon": r"\varepsilon"}
 _NOT_READ = {r"\over", r"\sum", r"\prod", r"\int", r"\lim", r"\max", r"\min", r"\det", r"\langle", r"\rangle",
@@ -43,13 +45,30 @@ def tex_key(base: str, decos=(), sub: str = "", star: bool = False, sup: str = "
 
 def tokens(tex: str) -> list:
     """The tokens of ``tex`` with spacing and sizing dropped and synonyms unified (``\\dfrac`` is ``\\frac``)."""
-    out, sized = [], False
+    out, sized, skip, root = [], False, 0, False
     for t in _TOKEN.findall(tex):
+        if skip:                                         # the argument of \label{...} or \tag{...}
+            skip += (t == "{") - (t == "}")
+            skip -= skip == 1 and t == "}"
+            continue
+        if t in (r"\label", r"\tag"):
+            skip = 1
+            continue
         if t == "." and sized:                           # \left. and \right.: an invisible delimiter
             sized = False
             continue
         sized = t in (r"\left", r"\right") or (sized and t.isspace())
         if t.isspace() or t in _DROP or _SIZE.fullmatch(t):
+            continue
+        if t[0].isdigit() and len(t) > _MAX_DIGITS:
+            raise TexError(f"a number longer than {_MAX_DIGITS} digits")
+        if t == "[" and out[-1:] == [r"\sqrt"]:        # \sqrt[3]{x}: the brackets stay brackets
+            root = True
+            out.append(t)
+            continue
+        if t == "]" and root:
+            root = False
+            out.append(t)
             continue
         out.append(_SYNONYM.get(t, t))
     while out and out[-1] in (".", ",", ";"):            # the sentence's punctuation after a displayed formula
@@ -111,6 +130,12 @@ class Reader:
         if self.peek() is None:
             raise TexError("a '/' without a divisor")
         out, depth = [], 0
+        if self.peek() == "|":                           # 1/|m_1|: the absolute value is the divisor
+            out.append(self.item())
+            while self.peek() not in (None, "|"):
+                out.append(self.item())
+            out.append(self.item() if self.peek() is not None else "")
+            return out + [self.item() for _ in iter(lambda: self.peek() in ("^", "_", "!"), False)]
         while self.peek() is not None:
             out.append(self.item())
             depth += out[-1].count("(") - out[-1].count(")")
@@ -134,15 +159,17 @@ class Reader:
             d = _derivative(num, den)
             if d is not None:
                 body = d if d else self._after_derivative()
-                return self._paren(self.name_tokens(body, deriv=True), operator=not d)
+                return self._paren(self.name_tokens(body, deriv=True), operator=not d, of_lambda=True)
             return r"\frac{" + self.sub(num) + "}{" + self.sub(den) + "}"
         if tok == r"\sqrt":
             self.take()
             root = ""
-            if self.peek() == "(":                    # \sqrt[3]{x}: the brackets were read as parentheses
+            if self.peek() == "(":
+                raise TexError("write a square root as \\sqrt{x}")
+            if self.peek() == "[":                    # \sqrt[3]{x}
                 self.take()
                 inner = []
-                while self.peek() != ")":
+                while self.peek() != "]":
                     inner.append(self.take())
                 self.take()
                 root = "[" + self.sub(inner) + "]"
@@ -154,8 +181,13 @@ class Reader:
                                 r"\frac{\partial m_2}{\partial\lambda}")
             self.take()
             self.arg()
-            return self._paren(self.name_tokens(self._after_derivative(), deriv=True), operator=True)
+            return self._paren(self.name_tokens(self._after_derivative(), deriv=True), operator=True, of_lambda=True)
         if tok in FUNCS:
+            j = self.i + 1
+            while j < len(self.t) and self.t[j] in ("^", "_"):
+                j = _after_arg(self.t, j + 1)
+            if j >= len(self.t) or self.t[j] != "(":
+                raise TexError(f"write the argument of {tok} in parentheses ({tok}(x)): '{tok} x/y' is ambiguous")
             self.take()
             return tok
         if tok in _WORDS:
@@ -164,7 +196,7 @@ class Reader:
             if (rf"\{word}") in FUNCS:
                 return rf"\{word}"
             if word == "e":
-                return self._paren(self.slot(sp.E, "e", "Euler's number"))
+                return self._paren(self.slot(sp.E, "e", "Euler's number"), shown="e")
             return self.name_from(word)
         if tok in (r"\cdot", "+", "-", "(", ")", "/", "|", "!"):
             self.take()
@@ -174,7 +206,7 @@ class Reader:
             return tok + "{" + self.sub(self.arg()) + "}"
         if tok == r"\pi":
             self.take()
-            return self._paren(self.slot(sp.pi, r"\pi", "pi"))
+            return self._paren(self.slot(sp.pi, r"\pi", "pi"), shown=r"\pi")
         if tok == ".":
             raise TexError("a lone '.' (a decimal needs digits, e.g. 0.5)")
         if tok[0].isdigit() or tok[0] == ".":
@@ -189,22 +221,23 @@ class Reader:
             raise TexError(f"'{tok}' is not a name or an operator the reader takes")
         return self.name_from(None)
 
-    def _paren(self, text, operator=False) -> str:
-        """``text`` (a derivative or a constant) followed by a parenthesis is a product; a power after the operator
-        form ``\\partial_\\lambda m_2^2`` would be ambiguous."""
+    def _paren(self, text, operator=False, of_lambda=False, shown="") -> str:
+        """``text`` (a name, a derivative or a constant) before what follows: ``(\\lambda)`` after a function of λ
+        is its argument (also after a power: ``m_1^2(\\lambda)``), any other one-term parenthesis right after a
+        name reads like an argument and is refused, a parenthesis with a sum or after a power is a product; a power after the operator form ``\\partial_\\lambda m_2^2`` would be ambiguous."""
         if operator and self.peek() == "^":
             raise TexError("a power after d/dlambda NAME is ambiguous: write (\\partial_\\lambda m_2)^2")
+        powered = self.peek() == "^"
+        j = _after_arg(self.t, self.i + 1) if powered else self.i     # past a power: m_1^2(\lambda)
+        if j < len(self.t) and self.t[j] == "(" and (of_lambda or not powered):
+            group, end = _group_at(self.t, j)
+            if of_lambda and group == [r"\lambda"]:
+                del self.t[j:end + 1]                    # m_1(\lambda): the argument, not a product
+            elif not _top_sum(group, binary=True) and (end + 1 >= len(self.t) or self.t[end + 1] != "^"):
+                raise TexError(f"{shown or text}(x) with one term x reads like an argument: write the product "
+                               f"without the parenthesis, or \\cdot" + (f"; {shown}(\\lambda) is {shown}" if of_lambda
+                                                                         else ""))
         return text + (r" \cdot" if self.peek() == "(" else "")
-
-    def _group(self) -> list:
-        """The tokens inside the parenthesis at the cursor (up to its match or the end)."""
-        depth, j = 0, self.i
-        while j < len(self.t):
-            depth += (self.t[j] == "(") - (self.t[j] == ")")
-            if depth == 0:
-                break
-            j += 1
-        return self.t[self.i + 1:j]
 
     def _peek_arg(self, k) -> list:
         tok = self.peek(k)
@@ -221,6 +254,8 @@ class Reader:
         start = self.i
         if self.peek() == "(":
             raise TexError("write the derivative of one name (d/dlambda of m_1 or m_2)")
+        if self.peek() == "{":                           # \partial_\lambda{m_2}
+            return self.arg()
         self.name_from(None, dry=True)
         return self.t[start:self.i]
 
@@ -242,8 +277,8 @@ class Reader:
                 inner = self.arg()
                 while inner and inner[0] in _DECOS:          # \tilde{\hat x}
                     decos.append(_DECOS[inner.pop(0)])
-                if len(inner) != 1:
-                    raise TexError(f"a decoration applies to one letter, not '{' '.join(inner)}'")
+                if not inner or len(inner) > 1 and inner[1] not in ("_", "^"):     # \check{\mu_1} is fine
+                    raise TexError(f"a decoration applies to one name, not '{' '.join(inner)}'")
                 self.t[self.i:self.i] = inner
             tok = self.take()
             if tok in _WORDS:
@@ -308,21 +343,10 @@ class Reader:
         key = tex_key(base, decos, sub, star, sup)
         tex = _render(base, decos, sub, star, sup)
         value, meaning, shown, of_lambda = self.resolve(key, tex, deriv)
-        argument = self.peek() == "(" and self.peek(1) == r"\lambda" and self.peek(2) == ")"
-        if of_lambda and argument:
-            self.i += 3                                  # m_1(\lambda): the argument, not a product
-        elif of_lambda and self.peek() == "(" and not _top_sum(self._group(), binary=True):
-            raise TexError(f"{shown}(x) with one term x reads like an argument, but {shown} is a function of lambda "
-                           f"only: write {shown} for {shown}(\\lambda), and \\cdot for a product")
-        elif argument:
-            raise TexError(f"{shown}(\\lambda) is ambiguous: {shown} does not depend on lambda; write "
-                           f"{shown}\\lambda for the product")
         text = self.slot(value, (r"\partial_\lambda " if deriv else "") + shown, meaning)
         if power is not None:
             text = "{" + text + "}^{" + power + "}"
-        if self.peek() == "(":
-            text += r" \cdot"
-        return text
+        return self._paren(text, of_lambda=of_lambda and power is None, shown=shown)
 
     def slot(self, value, tex, meaning) -> str:
         self.used[0] += 1
@@ -339,6 +363,30 @@ class TexError(Exception):
 
 def _word(tokens) -> str:
     return "".join(t for t in tokens if t not in _WORDS)
+
+
+def _after_arg(toks, j) -> int:
+    """The index after the TeX argument starting at ``toks[j]`` (a braced group or one token)."""
+    if j < len(toks) and toks[j] == "{":
+        depth = 0
+        while j < len(toks):
+            depth += (toks[j] == "{") - (toks[j] == "}")
+            j += 1
+            if depth == 0:
+                break
+        return j
+    return j + 1
+
+
+def _group_at(toks, j) -> tuple:
+    """The tokens inside the parenthesis at ``toks[j]`` and the index of its match (or the end)."""
+    depth, k = 0, j
+    while k < len(toks):
+        depth += (toks[k] == "(") - (toks[k] == ")")
+        if depth == 0:
+            break
+        k += 1
+    return toks[j + 1:k], k
 
 
 def _top_sum(tokens, binary=False) -> bool:
@@ -389,7 +437,13 @@ def entry_key(tex: str) -> tuple:
     """The key of the one name written ``tex`` (a table entry or a ``--symbol`` name)."""
     reader = Reader(tokens(tex), None)
     keys = []
-    reader.resolve = lambda key, tex, deriv: (keys.append(key), (sp.Integer(0), "", tex, False))[1]
+    def resolve(key, shown, deriv):
+        if deriv:
+            raise TexError(f"'{tex}' is a derivative: give the meaning of the name itself")
+        keys.append(key)
+        return sp.Integer(0), "", shown, False
+
+    reader.resolve = resolve
     if reader.run() != "Q_{0}" or len(keys) != 1:
         raise TexError(f"'{tex}' is not one name (no power, no second name)")
     return keys[0]
