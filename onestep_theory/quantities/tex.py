@@ -40,7 +40,8 @@ from ..core.errors import InvalidParameterError
 from ..core.syntax import CONSTANTS, FUNCTIONS, MAX_EXPR_CHARS, MAX_EXPR_DEPTH, parse_text
 from .registry import closed_form, formula_names, formula_tex, symbols_of
 from .textables import table
-from .texnames import Reader, TexError, entry_key, join_tokens, tokens
+from .texlex import TexError, join_tokens, tokens
+from .texnames import Reader, entry_key
 
 __all__ = ["TexFormula", "read_latex", "INSTALL"]
 

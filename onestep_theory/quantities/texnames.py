@@ -1,5 +1,5 @@
-r"""Reading the names of a LaTeX formula (docs/theory/checking.md §7): the tokeniser, the normalisation and the
-recursive reader that replaces every name by a placeholder for SymPy's LaTeX parser.
+r"""Reading the names of a LaTeX formula (docs/theory/checking.md §7): the recursive reader that normalises the
+tokens (:mod:`onestep_theory.quantities.texlex`) and replaces every name by a placeholder for SymPy's LaTeX parser.
 
 A *name* is a letter or a Greek command with its decorations (``\\tilde \\hat \\check \\bar``), its subscript, its
 star and a word superscript; its :func:`tex_key` is what the symbol tables (:mod:`onestep_theory.quantities.textables`)
@@ -9,28 +9,18 @@ given (:func:`onestep_theory.quantities.tex.read_latex` supplies it).
 
 from __future__ import annotations
 
-import re
-
 import sympy as sp
 
-__all__ = ["Reader", "TexError", "tex_key", "tokens", "entry_key", "join_tokens", "FUNCS", "MAX_TEX_NAMES"]
+from .texlex import TexError, after_arg, group_at, is_lambda, tokens, top_sum
 
-_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?|\.\d+|[A-Za-z]|\s+|.", re.S)
-_DROP = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"\bigr", r"\Bigl", r"\Bigr",
-         r"\biggl", r"\biggr", r"\Biggl", r"\Biggr", r"\displaystyle", r"\textstyle", r"\,", r"\;", r"\:", r"\!",
-         r"\ ", r"\quad", r"\qquad", r"\boxed", r"\nonumber", r"\limits", "$", "~", "&", r"\[", r"\]", "\\\\",
-         r"\notag"}
+__all__ = ["Reader", "tex_key", "entry_key", "FUNCS", "MAX_TEX_NAMES"]
+
 FUNCS = {r"\exp", r"\log", r"\ln", r"\sin", r"\cos", r"\tan", r"\sinh", r"\cosh", r"\tanh"}
 _WORDS = {r"\mathrm", r"\operatorname", r"\text", r"\textrm", r"\mathit", r"\mathsf", r"\rm", r"\mathbf"}
 _DECOS = {r"\tilde": "tilde", r"\widetilde": "tilde", r"\hat": "hat", r"\widehat": "hat", r"\check": "check",
           r"\bar": "bar", r"\overline": "bar"}
 _STARS = {r"\star", "*", r"\ast"}
 _ALIAS = {"varphi": "phi", "varepsilon": "epsilon", "epsilon": "epsilon"}
-_SIZE = re.compile(r"\\[Bb]ig+[lr]?|\\left|\\right")
-_MAX_DIGITS = 50
-_SYNONYM = {r"\coloneqq": "=", r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\times": r"\cdot", "[": "(", "]": ")", r"\{": "(",
-            r"\}": ")", r"\lbrack": "(", r"\rbrack": ")", r"\lbrace": "(", r"\rbrace": ")", r"\lvert": "|",
-            r"\rvert": "|", r"\vert": "|", r"\epsilon": r"\varepsilon"}
 _NOT_READ = {r"\over", r"\sum", r"\prod", r"\int", r"\lim", r"\max", r"\min", r"\det", r"\langle", r"\rangle",
              r"\mathbb", r"\mathcal", r"\nabla", r"\infty", r"\Vert", r"\mid", r"\top", r"\sup", r"\inf"}
 #: Most names one formula may hold (each costs the LaTeX parser about 20 ms).
@@ -41,39 +31,6 @@ def tex_key(base: str, decos=(), sub: str = "", star: bool = False, sup: str = "
     """The key of a name: Greek letters by name (``phi``; ``\\varphi`` is ``phi``), decorations sorted, the
     subscript without braces, spaces, commas or star, whether it carries a star, and a word superscript."""
     return (_ALIAS.get(base, base), tuple(sorted(decos)), sub, bool(star), sup)
-
-
-def tokens(tex: str) -> list:
-    """The tokens of ``tex`` with spacing and sizing dropped and synonyms unified (``\\dfrac`` is ``\\frac``)."""
-    out, sized, skip, root = [], False, 0, False
-    for t in _TOKEN.findall(tex):
-        if skip:                                         # the argument of \label{...} or \tag{...}
-            skip += (t == "{") - (t == "}")
-            skip -= skip == 1 and t == "}"
-            continue
-        if t in (r"\label", r"\tag"):
-            skip = 1
-            continue
-        if t == "." and sized:                           # \left. and \right.: an invisible delimiter
-            sized = False
-            continue
-        sized = t in (r"\left", r"\right") or (sized and t.isspace())
-        if t.isspace() or t in _DROP or _SIZE.fullmatch(t):
-            continue
-        if t[0].isdigit() and len(t) > _MAX_DIGITS:
-            raise TexError(f"a number longer than {_MAX_DIGITS} digits")
-        if t == "[" and out[-1:] == [r"\sqrt"]:        # \sqrt[3]{x}: the brackets stay brackets
-            root = True
-            out.append(t)
-            continue
-        if t == "]" and root:
-            root = False
-            out.append(t)
-            continue
-        out.append(_SYNONYM.get(t, t))
-    while out and out[-1] in (".", ",", ";"):            # the sentence's punctuation after a displayed formula
-        out.pop()
-    return out
 
 
 class Reader:
@@ -150,7 +107,7 @@ class Reader:
         if tok == "{":
             whole = self.i == 0
             inner = self.arg()
-            if _top_sum(inner) and not (whole and self.peek() is None):
+            if top_sum(inner) and not (whole and self.peek() is None):
                 raise TexError("braces do not print: '{a+b} c' shows as a + b c on the page; write parentheses")
             return "{" + self.sub(inner) + "}"
         if tok == r"\frac":
@@ -176,7 +133,7 @@ class Reader:
             return r"\sqrt" + root + "{" + self.sub(self.arg()) + "}"
         if tok == r"\partial":
             self.take()
-            if self.peek() != "_" or not _is_lambda(self._peek_arg(1)):
+            if self.peek() != "_" or not is_lambda(self._peek_arg(1)):
                 raise TexError(r"\partial is read only as a lambda-derivative: \partial_\lambda m_2 or "
                                 r"\frac{\partial m_2}{\partial\lambda}")
             self.take()
@@ -185,7 +142,7 @@ class Reader:
         if tok in FUNCS:
             j = self.i + 1
             while j < len(self.t) and self.t[j] in ("^", "_"):
-                j = _after_arg(self.t, j + 1)
+                j = after_arg(self.t, j + 1)
             if j >= len(self.t) or self.t[j] != "(":
                 raise TexError(f"write the argument of {tok} in parentheses ({tok}(x)): '{tok} x/y' is ambiguous")
             self.take()
@@ -228,12 +185,12 @@ class Reader:
         if operator and self.peek() == "^":
             raise TexError("a power after d/dlambda NAME is ambiguous: write (\\partial_\\lambda m_2)^2")
         powered = self.peek() == "^"
-        j = _after_arg(self.t, self.i + 1) if powered else self.i     # past a power: m_1^2(\lambda)
+        j = after_arg(self.t, self.i + 1) if powered else self.i     # past a power: m_1^2(\lambda)
         if j < len(self.t) and self.t[j] == "(" and (of_lambda or not powered):
-            group, end = _group_at(self.t, j)
+            group, end = group_at(self.t, j)
             if of_lambda and group == [r"\lambda"]:
                 del self.t[j:end + 1]                    # m_1(\lambda): the argument, not a product
-            elif not _top_sum(group, binary=True) and (end + 1 >= len(self.t) or self.t[end + 1] != "^"):
+            elif not top_sum(group, binary=True) and (end + 1 >= len(self.t) or self.t[end + 1] != "^"):
                 raise TexError(f"{shown or text}(x) with one term x reads like an argument: write the product "
                                f"without the parenthesis, or \\cdot" + (f"; {shown}(\\lambda) is {shown}" if of_lambda
                                                                          else ""))
@@ -357,51 +314,8 @@ class Reader:
         return f"Q_{{{k}}}"
 
 
-class TexError(Exception):
-    """A formula the reader cannot take (the message says why)."""
-
-
 def _word(tokens) -> str:
     return "".join(t for t in tokens if t not in _WORDS)
-
-
-def _after_arg(toks, j) -> int:
-    """The index after the TeX argument starting at ``toks[j]`` (a braced group or one token)."""
-    if j < len(toks) and toks[j] == "{":
-        depth = 0
-        while j < len(toks):
-            depth += (toks[j] == "{") - (toks[j] == "}")
-            j += 1
-            if depth == 0:
-                break
-        return j
-    return j + 1
-
-
-def _group_at(toks, j) -> tuple:
-    """The tokens inside the parenthesis at ``toks[j]`` and the index of its match (or the end)."""
-    depth, k = 0, j
-    while k < len(toks):
-        depth += (toks[k] == "(") - (toks[k] == ")")
-        if depth == 0:
-            break
-        k += 1
-    return toks[j + 1:k], k
-
-
-def _top_sum(tokens, binary=False) -> bool:
-    """Whether ``tokens`` hold a + or - outside braces and parentheses (a sum, not one factor); with ``binary``, a
-    leading sign does not count (``(-\\lambda)`` is one term)."""
-    depth = 0
-    for j, t in enumerate(tokens):
-        depth += (t in ("{", "(")) - (t in ("}", ")"))
-        if depth == 0 and t in ("+", "-") and not (binary and j == 0):
-            return True
-    return False
-
-
-def _is_lambda(tokens) -> bool:
-    return [t for t in tokens if t not in ("{", "}")] == [r"\lambda"]
 
 
 def _derivative(num, den):
@@ -417,7 +331,7 @@ def _derivative(num, den):
             return t[4:]
         return None
     n, d = strip(num), strip(den)
-    if n is None or d is None or not _is_lambda(d):
+    if n is None or d is None or not is_lambda(d):
         return None
     return n
 
@@ -447,15 +361,3 @@ def entry_key(tex: str) -> tuple:
     if reader.run() != "Q_{0}" or len(keys) != 1:
         raise TexError(f"'{tex}' is not one name (no power, no second name)")
     return keys[0]
-
-
-def join_tokens(toks) -> str:
-    """Tokens back to TeX (a space only where a command would swallow the next letter)."""
-    out = ""
-    for t in toks:
-        if out and re.search(r"\\[A-Za-z]+$", out) and t[:1].isalpha():
-            out += " "
-        out += t
-    return out
-
-
