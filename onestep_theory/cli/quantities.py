@@ -64,9 +64,8 @@ def _understood(u) -> list:
 
 
 def _check(args):
-    from ..quantities import check
-
     from ..core.errors import InvalidParameterError
+    from ..quantities import check
 
     if (args.formula is None) == (args.latex is None):
         raise InvalidParameterError("formula", args.formula, "either FORMULA (the package's names) or --latex TEX")

@@ -20,8 +20,8 @@ import sympy as sp
 from ..core.errors import InvalidParameterError
 from ..core.plotting import plotting
 from ..core.results import Result, provenance, vouch
-from .grid import grid_points, parse_over
 from ..core.syntax import parse_text
+from .grid import grid_points, parse_over
 from .registry import evaluate, formula_value, quantity_of, symbols_of
 
 __all__ = ["SweepResult", "sweep"]
