@@ -197,14 +197,12 @@ class Reader:
         return text + (r" \cdot" if self.peek() == "(" else "")
 
     def _peek_arg(self, k) -> list:
-        tok = self.peek(k)
-        if tok == "{":
-            depth, j = 1, self.i + k + 1
-            while j < len(self.t) and depth:
-                depth += (self.t[j] == "{") - (self.t[j] == "}")
-                j += 1
-            return self.t[self.i + k + 1:j - 1]
-        return [tok] if tok is not None else []
+        """The tokens of the argument ``k`` tokens ahead, without consuming them (see :func:`after_arg`)."""
+        j = self.i + k
+        if j >= len(self.t):
+            return []
+        end = after_arg(self.t, j)
+        return self.t[j + 1:end - 1] if self.t[j] == "{" else [self.t[j]]
 
     def _after_derivative(self) -> list:
         """The name differentiated by a preceding ``\\frac{\\partial}{\\partial\\lambda}`` or ``\\partial_\\lambda``."""
