@@ -159,12 +159,13 @@ def test_srf_quotes_the_map():
     from onestep_theory.srf.network_map import network_gap
 
     g = network_gap("tanh", "sin", alpha0="20", eta="3", alpha="3", beta="1", lam="1/10")
-    assert g["exact"] and g["setting"] == "case A"
-    net_u = g["uncorrected"]["theory"] * (1 + g["uncorrected"]["gap_percent"] / 100)
-    net_c = g["corrected"]["theory"] * (1 + g["corrected"]["gap_percent"] / 100)
+    assert g["match"] == "exact" and g["entry"]["setting"] == "case A"
+    e = g["entry"]
+    net_u = e["uncorrected"]["theory"] * (1 + e["uncorrected"]["gap_percent"] / 100)
+    net_c = e["corrected"]["theory"] * (1 + e["corrected"]["gap_percent"] / 100)
     assert abs(net_u - net_c) < 1e-12
     far = network_gap("tanh", "sin", alpha0="7", eta="3", alpha="3", beta="1", lam="1/10")
-    assert not far["exact"]
+    assert far["match"] == "between"
     base = [sys.executable, "-m", "onestep_theory", "srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20",
             "--eta", "3", "--alpha", "3", "--beta", "1", "--lam", "0.1"]
     out = subprocess.run(base + ["--row-norms"], capture_output=True, text=True)
@@ -172,7 +173,7 @@ def test_srf_quotes_the_map():
     assert "against the one-step network: at this setting" in out.stdout
     assert "with the row-norm correction" in out.stdout and "at this setting" in out.stdout
     js = json.loads(subprocess.run(base + ["--json"], capture_output=True, text=True).stdout)
-    assert js["network"]["setting"] == "case A" and "gap_percent" in js["network"]["uncorrected"]
+    assert js["network"]["entry"]["setting"] == "case A" and "gap_percent" in js["network"]["entry"]["uncorrected"]
 
 
 def test_study_compares_with_the_corrected_theory_on_the_same_tasks(tmp_path):

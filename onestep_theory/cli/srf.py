@@ -114,33 +114,22 @@ def _run_srf(args):
     lines.append(f"({sol.iterations} fixed-point iterations, {sol.newton_steps} Newton steps; error from the change "
                  f"under refined discretisation, level {sol.options['level']}, {sol.options['kappa_nodes']} kappa nodes)")
     if "alpha0" in kw:
-        net = _network_note(args)
-        if net is not None:
-            out["network"], line = net
-            lines.append(line)
+        out["network"], line = _network_note(args)
+        lines.append(line)
     emit(args, out, "\n".join(lines))
     return 0
 
 
 def _network_note(args):
     """For the network use case ((alpha0, eta) given): how far the theory is known to be from the one-step network
-    (the measured map of docs/studies/mechanism.md; srf.network_map)."""
-    from ..srf.network_map import network_gap
+    where the map measured it, else "not measured near this setting" (docs/studies/mechanism.md; srf.network_map)."""
+    from ..srf.network_map import network_gap, network_note
 
     g = network_gap(args.student, args.teacher, alpha0=args.alpha0, eta=args.eta, alpha=args.alpha, beta=args.beta,
-                    lam=args.lam)
-    if g is None:
-        return None
-    where = ("at this setting" if g["exact"] else "at the nearest mapped setting (case A)" if g["setting"] == "case A"
-             else f"at the nearest mapped setting ({g['setting']}, else as case A)")
-    which = "with" if args.row_norms else "without"
-    key = "corrected" if args.row_norms else "uncorrected"
-    gap, se = g[key]["gap_percent"], g[key]["se_percent"]
-    lo, hi = g[key]["range_percent"]
-    line = (f"against the one-step network: {where} the network's test error was {gap:+.1f} +/- {se:.1f} % from "
-            f"the theory there, {which} the row-norm correction (d = {g['d']}, {g['seeds']} seeds; over the map "
-            f"{lo:+.1f} to {hi:+.1f} %; {g['reference']}).")
-    return g, line
+                    lam=args.lam, noise_var=args.noise_var, loss=getattr(args, "loss", None),
+                    c_formula=args.c_formula, spike_channel=not args.no_spike_channel, spectrum=args.spectrum_mode,
+                    cross_term=not args.no_cross_term)
+    return g, network_note(g, corrected=args.row_norms)
 
 
 def _run_curve(args):
