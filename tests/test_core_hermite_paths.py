@@ -335,10 +335,12 @@ def test_digits_of_and_vouched():
     assert vouch(0.0, 1.0) == ("0", "1.00e+00")
     assert vouch(4.321e-18, 1e-16) == ("4e-18", "1.01e-16")   # error larger than the value: one digit
     # to the error's decimal place (1e-6) and one guard digit (1e-7); the rounding 3.3e-8 is added
-    assert vouch(2 / 3, 1e-6) == ("0.6666667", "1.04e-06")
+    assert vouch(2 / 3, fractions.Fraction(1, 10**6)) == ("0.6666667", "1.04e-06")
+    # the float 1e-6 is 9.99...95e-7: its leading digit is in the 1e-7 place (exact, not through float log10)
+    assert vouch(2 / 3, 1e-6) == ("0.66666667", "1.01e-06")
     with mpmath.workdps(40):
         v = mpmath.mpf(2) / 3
-        assert vouch(v, mpmath.mpf(10) ** -30) == ("0." + "6" * 30 + "7", "1.04e-30")
+        assert vouch(v, fractions.Fraction(1, 10**30)) == ("0." + "6" * 30 + "7", "1.04e-30")
         assert vouched(v, 0, cap=5) == "0.66667"               # exact value, 5 digits asked
 
 

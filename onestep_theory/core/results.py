@@ -7,7 +7,6 @@ of digits; exact SymPy values are also given as SymPy strings.
 from __future__ import annotations
 
 import dataclasses
-import fractions
 import json
 import math
 
@@ -15,8 +14,8 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from .exact import nstr, to_mpf
-from .precision import workdps
+from .exact import nstr
+from .vouching import as_fraction, attach, digits_of, error_text, round_up, vouch, vouched
 
 __all__ = ["Result", "VouchedResult", "serialize", "provenance", "digits_of", "vouch", "vouched", "error_text"]
 
@@ -156,102 +155,6 @@ def _html_table(d: dict, errors: dict, depth=0) -> str:
     return f"<table>{rows}</table>"
 
 
-def digits_of(value, err) -> int:
-    """Significant digits vouched for by an absolute error estimate."""
-    v, e = abs(float(value)), float(err)
-    if v == 0 or not math.isfinite(e):
-        return 0
-    if e == 0:
-        return 17
-    return max(0, int(math.floor(-math.log10(e / v))))
-
-
-def _as_fraction(value) -> fractions.Fraction:
-    """The exact binary (or rational) value of a float, an mpf, an int or a SymPy Rational."""
-    if isinstance(value, mpmath.mpf):
-        sign, man, exp, _ = value._mpf_
-        f = fractions.Fraction(int(man)) * (fractions.Fraction(2) ** int(exp))
-        return -f if sign else f
-    if isinstance(value, sp.Rational):
-        return fractions.Fraction(int(value.p), int(value.q))
-    return fractions.Fraction(value)
-
-
-def _round_up(x: fractions.Fraction, sig: int = 3) -> str:
-    """``x >= 0`` rounded *up* to ``sig`` significant digits, in exponent form (an error never shrinks in print)."""
-    if x <= 0:
-        return "0"
-    e = math.floor(math.log10(x.numerator) - math.log10(x.denominator))
-    while fractions.Fraction(10) ** e > x:          # exact correction of the float log
-        e -= 1
-    while fractions.Fraction(10) ** (e + 1) <= x:
-        e += 1
-    scale = fractions.Fraction(10) ** (e - sig + 1)
-    m = math.ceil(x / scale)
-    if m >= 10 ** sig:
-        m, e = m // 10 + (m % 10 > 0), e + 1
-    text = str(m)
-    return f"{text[0]}.{text[1:]}e{e:+03d}" if sig > 1 else f"{text}e{e:+03d}"
-
-
-def vouch(value, err, cap: int | None = None) -> tuple:
-    """``(value_text, error_text)``: the contract of every printed theory number (docs/theory/numerics.md §1).
-
-    The value is printed to the decimal place of the error's leading digit plus one guard digit (at most
-    ``cap`` significant digits); the printed error is the estimate ``err`` *plus the rounding of the printed
-    value*, rounded up to three significant digits.  So the interval ``printed ± printed error`` contains
-    every number within ``err`` of ``value`` — a reader may use the printed pair as it stands.
-
-    >>> vouch(0.12323667957530252, 3.45e-14)
-    ('0.123236679575303', '3.50e-14')
-    >>> vouch(2 / 3, 0.0, cap=5)          # an exact value: the error is the rounding alone
-    ('0.66667', '3.34e-06')
-    """
-    if isinstance(value, sp.Basic) and not isinstance(value, sp.Rational):
-        with workdps(60 if cap is None else cap + 20):
-            value = to_mpf(value, 50 if cap is None else cap + 10)
-    e = float(err)
-    if not math.isfinite(float(value)):                # kappa* = +-inf (a limit), nan: printed as words
-        return (str(float(value)) if isinstance(value, float) else mpmath.nstr(value)), (
-            "0" if e == 0 else _round_up(fractions.Fraction(e)) if math.isfinite(e) else "inf")
-    if not math.isfinite(e):
-        return (nstr(value, 3) if not isinstance(value, float) else f"{value:.3g}"), "inf"
-    if float(value) == 0:
-        exact_zero = _as_fraction(value) == 0
-        return "0", ("0" if e == 0 and exact_zero else _round_up(fractions.Fraction(e)))
-    mag = math.floor(math.log10(abs(float(value))))
-    if e > 0:
-        n = mag - (math.floor(math.log10(e)) - 1) + 1          # to the error's decimal place + one guard digit
-    elif cap is not None:
-        n = int(cap)
-    elif isinstance(value, mpmath.mpf):                        # all the digits the binary value holds
-        n = max(17, int(value._mpf_[3] * 0.30103) + 2)
-    else:
-        n = 17
-    if cap is not None:
-        n = min(n, int(cap))
-    n = max(1, min(n, 17 if isinstance(value, float) else 320))
-    if isinstance(value, float) or isinstance(value, (np.floating,)):
-        text = f"{float(value):.{n}g}"
-    else:
-        with workdps(n + 10):
-            text = mpmath.nstr(mpmath.mpf(value) if not isinstance(value, sp.Rational) else
-                               mpmath.mpf(value.p) / value.q, n, strip_zeros=False, min_fixed=-6, max_fixed=15)
-    text = text.replace(".e", "e")                     # mpmath prints one digit as "2.e-40"
-    rounding = abs(fractions.Fraction(text) - _as_fraction(value))
-    return text, _round_up(fractions.Fraction(e) + rounding)
-
-
-def vouched(value, err, cap: int | None = None) -> str:
-    """The value text of :func:`vouch`."""
-    return vouch(value, err, cap)[0]
-
-
-def error_text(value, err, cap: int | None = None) -> str:
-    """The error text of :func:`vouch` (the estimate plus the rounding of the printed value, rounded up)."""
-    return vouch(value, err, cap)[1]
-
-
 def _vouch_like(value, err, cap=None):
     """``value`` (a number, a list or a dict of numbers) printed to the digits its ``err`` vouches for."""
     if err is None or value is None:
@@ -271,8 +174,34 @@ def _error_only(err):
         return [_error_only(e) for e in err]
     if err is None:
         return None
-    e = float(err)
-    return _round_up(fractions.Fraction(e)) if math.isfinite(e) else "inf"
+    try:
+        return round_up(abs(as_fraction(err)))
+    except (ValueError, OverflowError):             # inf, nan: nothing vouched
+        return "inf"
+
+
+def _shown(dval, orig, perr) -> str:
+    """A field of a repr from its :meth:`~Result.to_dict` form ``dval``, the value ``orig`` and the printed errors
+    ``perr`` (same structure): printed numbers unquoted, with ``± error`` where they have one; exact SymPy numbers
+    as they are; strings quoted; long lists cut at :data:`_HTML_ROWS` items (counted)."""
+    if isinstance(orig, Result):
+        return repr(orig)
+    if isinstance(orig, sp.Basic) and isinstance(dval, str) and perr is None:
+        return str(orig)
+    if isinstance(dval, dict):
+        origs = {str(k): v for k, v in orig.items()} if isinstance(orig, dict) else {}
+        perrs = perr if isinstance(perr, dict) else {}
+        return "{" + ", ".join(f"{k!r}: {_shown(v, origs.get(str(k)), perrs.get(k))}" for k, v in dval.items()) + "}"
+    if isinstance(dval, list):
+        n = len(dval)
+        origs = list(orig) if isinstance(orig, (list, tuple)) and len(orig) == n else [None] * n
+        perrs = perr if isinstance(perr, list) and len(perr) == n else [None] * n
+        items = [_shown(*t) for t in zip(dval[:_HTML_ROWS], origs, perrs)]
+        items += [f"… ({n - _HTML_ROWS} more)"] if n > _HTML_ROWS else []
+        return ("(%s)" if isinstance(orig, tuple) else "[%s]") % ", ".join(items)
+    if isinstance(dval, str) and not isinstance(orig, str):
+        return f"{dval} ± {perr}" if isinstance(perr, str) else dval
+    return repr(dval)
 
 
 def _split(pairs, which):
@@ -289,9 +218,87 @@ def _split(pairs, which):
 class VouchedResult(Result):
     """A result with an ``errors`` dict (absolute error estimates): :meth:`to_dict` prints every field that
     has an error to the digits it vouches for (at most ``dps`` when the result has one) and the errors, the
-    rounding of the printed value included, rounded up to three digits (:func:`vouch`, docs/theory/numerics.md §1).  ``ERROR_KEYS`` maps a field to its key in ``errors`` where they differ."""
+    rounding of the printed value included, rounded up to three digits (:func:`vouch`, docs/theory/numerics.md §1).  ``ERROR_KEYS`` maps a field to its key in ``errors`` where they differ.
+
+    The Python display keeps the same contract: ``repr`` (one line), ``str`` (one field a line) and IPython's
+    pretty and HTML displays print every number with an error as ``value ± error`` (:func:`vouch`), at any dps.
+    A high-precision field with an error is a :class:`~onestep_theory.core.vouching.vmpf` — the mpf itself,
+    whose repr shows its vouched digits and error; float fields stay floats (their repr is the float's literal)."""
 
     ERROR_KEYS = {}
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if "__repr__" not in cls.__dict__:       # before @dataclass, which then keeps this repr
+            cls.__repr__ = VouchedResult.__repr__
+
+    def __post_init__(self):
+        self._attach()
+        self.__dict__["_attached"] = True
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if self.__dict__.get("_attached") and not name.startswith("_"):
+            self._attach()                        # errors (or a value, or dps) set after construction
+
+    def _error_of(self, name: str, value, errs: dict):
+        """The errors of field ``name``: ``errors[ERROR_KEYS.get(name, name)]``, or for a group of values without
+        an entry of its own (an sRF solution's order parameters) the flat entries of its keys."""
+        err = errs.get(self.ERROR_KEYS.get(name, name))
+        if err is None and isinstance(value, dict):
+            err = {k: errs[k] for k in value if isinstance(k, str) and k in errs} or None
+        return err
+
+    def _attach(self) -> None:
+        """Every mpf with an error becomes a :class:`~onestep_theory.core.vouching.vmpf` carrying it."""
+        errs = self.__dict__.get("errors")
+        if not isinstance(errs, dict) or not errs:
+            return
+        for f in dataclasses.fields(self):
+            if f.name not in ("errors", "provenance") and f.name in self.__dict__:
+                err = self._error_of(f.name, self.__dict__[f.name], errs)
+                if err is not None:
+                    object.__setattr__(self, f.name, attach(self.__dict__[f.name], err, self.__dict__.get("dps")))
+
+    def _shown_fields(self) -> list:
+        """``(name, text)`` of every field but the errors (shown beside their values) and the provenance."""
+        d = self.to_dict()
+        derr = d.get("errors") if isinstance(d.get("errors"), dict) else {}
+        out, used = [], set()
+        for f in dataclasses.fields(self):
+            if f.name in ("errors", "provenance") or f.name not in d:
+                continue
+            key = self.ERROR_KEYS.get(f.name, f.name)
+            perr = derr.get(key)
+            if f.name == "abs_error" and "test_error" in derr:
+                perr, dval = None, derr["test_error"]
+            else:
+                dval = d[f.name]
+            if perr is not None:
+                used.add(key)
+            elif isinstance(dval, dict) and f.name not in ("options", "symbolic"):
+                perr = {k: derr[k] for k in dval if k in derr}
+                used.update(perr)
+            out.append((f.name, _shown(dval, getattr(self, f.name), perr)))
+        rest = {k: v for k, v in derr.items() if k not in used}
+        if rest:
+            out.append(("errors", _shown(rest, None, None)))
+        return out
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{k}={v}" for k, v in self._shown_fields()) + ")"
+
+    def __str__(self) -> str:
+        rows = self._shown_fields()
+        w = max((len(k) for k, _ in rows), default=0)
+        prov = getattr(self, "provenance", None)
+        method = prov.get("method") if isinstance(prov, dict) else None
+        head = type(self).__name__ + (f": {method}" if method else "")
+        return "\n".join([head] + [f"  {k:<{w}} = {v}" for k, v in rows])
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        """IPython's plain-text display: :meth:`__str__`."""
+        p.text(f"{type(self).__name__}(...)" if cycle else str(self))
 
     def to_dict(self) -> dict:
         d = super().to_dict()

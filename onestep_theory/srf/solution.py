@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ..core.results import Result, vouch
+from ..core.results import VouchedResult, vouch
 from .saddle import ORDER
 
 __all__ = ["SRFSolution", "combine_errors", "rounding_floor", "ROUNDING_SAFETY"]
@@ -16,7 +16,7 @@ ROUNDING_SAFETY = 10.0
 
 
 @dataclasses.dataclass
-class SRFSolution(Result):
+class SRFSolution(VouchedResult):
     """Fixed point of Result 3.3 with the test error (25), error estimates and provenance
     (docs/theory/srf-theory.md §4, docs/theory/numerics.md §5).
 
