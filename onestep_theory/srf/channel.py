@@ -76,6 +76,20 @@ def _hinge_averages(y, mu, s, V):
             np.where(zero, 1.0, tl))
 
 
+def _m_step(m, g, dg):
+    r"""One safeguarded Newton step on the mean overlap: :math:`g(m)=\mathbb E_\kappa[\mu_0\langle f_{\rm out}\rangle]`
+    is non-increasing in m (:math:`\partial_\omega f_{\rm out}\le0`, ``dg`` :math:`=-g'\ge0`), so the step goes
+    the way of g's sign; its length is at most :math:`1+|m|` (docs/theory/srf-theory.md §13).  Where
+    :math:`\langle\partial_\omega f_{\rm out}\rangle` nearly vanishes (the hinge: every ω outside its margin band)
+    the full step was unbounded (1e4, then 1e16 from the default start) and every later state lay on the flat
+    part of the loss; the bound keeps the map's fixed points and makes the walk to a far m geometric."""
+    rad = 1.0 + abs(m)
+    if not (dg > 0 and math.isfinite(dg)):
+        return m + (rad if g > 0 else -rad if g < 0 else 0.0)
+    step = g / dg
+    return m + max(-rad, min(rad, step))
+
+
 def general_hats(loss, R: InnerRule, teacher_fn, k, w, mu0, mu1, ms2, m, th, ps, V, q, alpha, beta,
                  spike_channel=True, extras=False):
     r"""Hats of docs/theory/srf-theory.md §4.9 and the Newton-updated m for ``loss`` at the current state.
@@ -89,7 +103,7 @@ def general_hats(loss, R: InnerRule, teacher_fn, k, w, mu0, mu1, ms2, m, th, ps,
     y = teacher_fn(R.gamma * k[:, None] + R.rho * R.z)                  # (N, nz)
     mu = mbar[:, None] + a1[:, None] * R.z
     Vk = V[:, None]
-    if loss.smooth:
+    if loss.closed_average != "hinge":
         om = mu[:, :, None] + s[:, None, None] * R.xi[None, None, :]
         f, df = loss.fout(y[:, :, None], om, Vk[:, :, None])
         ef, ef2, edf = f @ R.wxi, (f * f) @ R.wxi, df @ R.wxi
@@ -103,12 +117,11 @@ def general_hats(loss, R: InnerRule, teacher_fn, k, w, mu0, mu1, ms2, m, th, ps,
     hq1, hq2 = aB * E(mu1 * mu1 * Ef2), aB * E(ms2 * Ef2)
     hth = aS * E(k * mu1 * Ef) if spike_channel else 0.0
     hps = aS * E(mu1 * (Ezf - a1 * Edf))
-    den = E(mu0 * mu0 * -Edf)
-    m_new = m + E(mu0 * Ef) / den if E(mu0 * mu0) > 1e-14 and den > 0 else 0.0 * m
+    m_new = _m_step(m, E(mu0 * Ef), E(mu0 * mu0 * -Edf)) if E(mu0 * mu0) > 1e-14 else 0.0 * m
     out = (hV1, hV2, hq1, hq2, hth, hps, m_new)
     if not extras:
         return out
-    if loss.smooth:
+    if loss.closed_average != "hinge":
         p, _ = loss.prox(y[:, :, None], om, Vk[:, :, None])
         tl = loss.value(y[:, :, None], p) @ R.wxi
     with np.errstate(divide="ignore", invalid="ignore"):

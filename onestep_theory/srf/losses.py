@@ -28,6 +28,8 @@ import sympy as sp
 from ..core.caches import register
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.syntax import parse_text
+from .losscheck import LABELS_CLASSIFY, LABELS_DEFAULT, check_loss, derivatives
+from .losscheck import vector_fn as _vector_fn
 
 __all__ = ["Loss", "loss", "LOSSES"]
 
@@ -51,6 +53,10 @@ class Loss:
     prox_fn: object = None
     classification: bool = False
     smooth: bool = True
+    #: "hinge": the channel takes the ξ-average in closed form (docs/theory/srf-theory.md §4.9)
+    closed_average: str | None = None
+    #: the loss as a SymPy expression in ``y, yhat`` (user losses), for the checks on the teacher's labels
+    expr: object = None
 
     def prox(self, y, w, V):
         """:math:`(\\mathrm{prox}_{V\\ell(y,\\cdot)}(\\omega),\\ \\partial_\\omega\\mathrm{prox})`, broadcast over arrays."""
@@ -76,15 +82,19 @@ class Loss:
 
     @classmethod
     def from_expression(cls, expr, classification=False) -> "Loss":
-        """A smooth convex loss from a SymPy expression (or string) in ``y, yhat``; derivatives symbolic."""
+        """A convex loss from a SymPy expression (or string) in ``y, yhat``, checked on entry
+        (:func:`~onestep_theory.srf.losscheck.check_loss`: depends on ŷ, finite, convex in ŷ, bounded below;
+        docs/theory/srf-theory.md §13).  Derivatives are symbolic; a kinked loss (Abs, Max, Heaviside,
+        Piecewise, ...) is marked non-smooth, its prox found without a second derivative across the kink."""
         y, yh = sp.symbols("y yhat", real=True)
         e = parse_text(expr, "loss", {"y": y, "yhat": yh}) if isinstance(expr, str) else expr
         if not isinstance(e, sp.Expr) or not e.free_symbols <= {y, yh} or sp.count_ops(e) > 200:
             raise InvalidParameterError("loss", expr, "an expression in y and yhat (at most 200 operations)")
-        f = sp.lambdify((y, yh), e, "numpy")
-        f1 = sp.lambdify((y, yh), sp.diff(e, yh), "numpy")
-        f2 = sp.lambdify((y, yh), sp.diff(e, yh, 2), "numpy")
-        return cls(str(e), f, f1, f2, None, bool(classification), True)
+        d1, d2, smooth = derivatives(e, y, yh)
+        L = cls(str(e), _vector_fn(e, y, yh), _vector_fn(d1, y, yh), _vector_fn(d2, y, yh), None,
+                bool(classification), smooth, None, e)
+        check_loss(L, LABELS_CLASSIFY if classification else LABELS_DEFAULT)
+        return L
 
 
 _WARM: dict = {}     # last root per (loss, shape): a start inside the bracket (the root is unique; only speed changes)
@@ -108,7 +118,9 @@ def _bracketed_newton(fn, x, lo, hi, name):
         xi = x[idx]
         g, gp = fn(xi, idx)
         step = g / gp
-        conv = np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi))
+        conv = (np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi))) | (hi[idx] - lo[idx] <= 4e-16 * np.maximum(
+            1, np.abs(xi)))                     # the bracket has collapsed: a root on a kink (g jumps sign there)
+        step = np.where(np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi)), step, 0.0)
         x[idx[conv]] = xi[conv] - step[conv]
         keep = ~conv
         idx, xi, g, step = idx[keep], xi[keep], g[keep], step[keep]
@@ -130,14 +142,26 @@ def _bracketed_newton(fn, x, lo, hi, name):
 
 
 def _newton_prox(L: Loss, y, w, V):
-    r"""Solve :math:`x-\omega+V\ell'(y,x)=0` (increasing in x with slope >= 1, so the root lies between ω and
-    :math:`\omega-V\ell'(y,\omega)`); returns (x, 1/(1+Vℓ''))."""
+    r"""Solve :math:`0\in x-\omega+V\partial\ell(y,x)` (increasing in x with slope >= 1, so the root lies between
+    ω and :math:`\omega-V\ell'(y,\omega)` for any subgradient selection ℓ'); returns (x, d prox / d ω).
+
+    Smooth loss: d prox/dω = 1/(1+Vℓ'').  Kinked loss (docs/theory/srf-theory.md §13): the root is found without
+    a second derivative across a kink (bisection inside the bracket takes over); where it sits on a kink (the
+    residual jumps sign there: prox = kink on an ω-interval) d prox/dω = 0."""
     y, w, V = (np.array(a, dtype=float) for a in np.broadcast_arrays(y, w, V))
-    e = w - V * L.d1(y, w)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = w - V * L.d1(y, w)
+    if not np.all(np.isfinite(e)):
+        raise FloatingPointError(f"prox of the {L.name} loss: its derivative is not finite in float64 at |yhat| <= "
+                         f"{float(np.max(np.abs(w))):.3g}")
     yf, wf, Vf = y.ravel(), w.ravel(), V.ravel()
     x = _bracketed_newton(lambda t, i: (t - wf[i] + Vf[i] * L.d1(yf[i], t), 1 + Vf[i] * L.d2(yf[i], t)),
                           0.5 * (w + e), np.minimum(w, e), np.maximum(w, e), L.name)
-    return x, 1 / (1 + V * L.d2(y, x))
+    dx = 1 / (1 + V * L.d2(y, x))
+    if not L.smooth:
+        g = x - w + V * L.d1(y, x)
+        dx = np.where(np.abs(g) > 1e-9 * np.maximum(1, np.abs(w)), 0.0, dx)
+    return x, dx
 
 
 def _logistic_prox(y, w, V):
@@ -176,7 +200,7 @@ LOSSES = {
                    lambda y, x: np.ones_like(np.asarray(x, float)), _square_prox, False, True),
     "logistic": Loss("logistic", lambda y, x: np.logaddexp(0, -y * x), lambda y, x: -y * _sigmoid(-y * x),
                      lambda y, x: y * y * _sigmoid(y * x) * _sigmoid(-y * x), _logistic_prox, True, True),
-    "hinge": Loss("hinge", lambda y, x: np.maximum(0, 1 - y * x), None, None, _hinge_prox, True, False),
+    "hinge": Loss("hinge", lambda y, x: np.maximum(0, 1 - y * x), None, None, _hinge_prox, True, False, "hinge"),
 }
 
 

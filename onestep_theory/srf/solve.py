@@ -26,9 +26,10 @@ from ..core.results import digits_of, provenance
 from ..hermite.activation import Activation
 from ..hermite.expressions import breakpoints
 from .kappa import SRFSetup, srf_setup
+from .losscheck import check_teacher
 from .losses import loss as loss_of
 from .mapping import resolve_rcg, row_norm_params
-from .saddle import HATS, ORDER, MapOptions, all_values
+from .saddle import HATS, ORDER, DomainError, MapOptions, all_values
 from .solution import SRFSolution, combine_errors, rounding_floor
 from .solvers import jacobian, mp_solver_error, polish, solve_float
 
@@ -183,6 +184,8 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
             raise InvalidParameterError("tol", tol, f"a real number in [{MIN_TOL:g}, 0.1] (use dps for more digits)")
     dps = check_dps(dps, MAX_SRF_DPS)
     target = 10.0 ** -dps if dps is not None else (tol or 1e-10)
+    if opt.loss is not None:             # before any work: labels the loss cannot take are refused at once
+        check_teacher(opt.loss, Activation.from_any(teacher, "teacher"))
     rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, opt.c_formula,
                                       opt.strict_odd, dps)
     o = MapOptions(al, be, la, nv, opt.spike_channel, opt.spectrum,
@@ -239,8 +242,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
                                      continuation=opt.continuation, conv_keys=conv_keys,
                                      fallback=opt.fallback, first=init is None)
     total_it += it
-    J = jacobian(x, S, o)
-    Jinv = np.linalg.inv(np.eye(7) - J)
+    Jinv = _chord_inverse(x, S, o, total_it)
     cond = max(1.0, float(np.linalg.norm(Jinv, np.inf)))
 
     def floor(eps, Sl):        # rounding (docs/theory/numerics.md §5)
@@ -342,6 +344,30 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         provenance=provenance(dps=dps, method=method, references=[
             "[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "docs/theory/srf-theory.md §4", "docs/theory/numerics.md §5"]
             + (["docs/theory/srf-theory.md §4.11 (row-norm correction)"] if rn is not None else [])))
+
+
+def _chord_inverse(x, S, o, evaluations):
+    r""":math:`(I-J)^{-1}` of the chord-Newton polish at the float64 fixed point, guarded as in
+    :func:`~onestep_theory.srf.kgroup.solve_kgroup`: a Jacobian that cannot be formed (a difference step leaves
+    the map's domain), is not finite, or gives a singular or numerically singular :math:`I-J` (condition above
+    :math:`1/\epsilon`: no digit of a Newton correction would be right) raises ConvergenceError
+    (docs/theory/srf-theory.md §5)."""
+    what = "sRF saddle point: the fixed point is degenerate"
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            A = np.eye(7) - jacobian(x, S, o)
+    except (DomainError, ZeroDivisionError, FloatingPointError, ValueError, OverflowError):
+        raise ConvergenceError(f"{what} (its Jacobian leaves the map's domain)", evaluations) from None
+    if not np.all(np.isfinite(A)):
+        raise ConvergenceError(f"{what} (its Jacobian is not finite)", evaluations)
+    try:
+        Jinv = np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        raise ConvergenceError(f"{what} (singular Jacobian I - J)", evaluations) from None
+    cond = float(np.linalg.norm(A, np.inf) * np.linalg.norm(Jinv, np.inf))
+    if not (np.all(np.isfinite(Jinv)) and cond < 1 / _EPS64):
+        raise ConvergenceError(f"{what} (I - J numerically singular, condition {cond:.1e})", evaluations)
+    return Jinv
 
 
 def _mpf_exact(v, name):
