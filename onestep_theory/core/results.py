@@ -231,6 +231,8 @@ class VouchedResult(Result):
         super().__init_subclass__(**kw)
         if "__repr__" not in cls.__dict__:       # before @dataclass, which then keeps this repr
             cls.__repr__ = VouchedResult.__repr__
+        if "_repr_pretty_" not in cls.__dict__:  # IPython takes the first of the two it meets in the MRO
+            cls._repr_pretty_ = VouchedResult._repr_pretty_
 
     def __post_init__(self):
         self._attach()
