@@ -147,7 +147,8 @@ def test_bias_lower_bound_odd_pair():
 
     # odd student and teacher: (27)(b) is even in b, so b* = 0 and nothing is gained
     odd = bias_lower_bound("tanh", "sin", r="1.13", c="1.02", gamma="0.97")
-    assert abs(odd["bias"]) < 1e-6 and abs(odd["lower"] - odd["lower_at_zero"]) <= 1e-12
+    assert abs(odd.bias) <= odd.errors["bias"] < 1e-6
+    assert abs(odd.lower - odd.lower_at_zero) <= odd.errors["lower"] + odd.errors["lower_at_zero"]
 
 
 
@@ -156,13 +157,13 @@ def test_bias_lower_bound_gains_for_relu():
     from onestep_theory.srf.bounds import bias_lower_bound, bounds
 
     out = bias_lower_bound("relu", "relu", r=1, c=1, gamma=1)
-    assert out["lower"] < out["lower_at_zero"] - 100 * out["errors"]["lower"]
+    assert out.lower < out.lower_at_zero - 100 * out.errors["lower"]
     # the optimum against the bound of the shifted student computed by bounds(), and an independent grid that
     # avoids the optimiser's points: nothing on it lies below the reported minimum
-    b = bounds(f"Max(0, x + {out['bias']!r})", "relu", r=1, c=1, gamma=1)
-    assert abs(b.lower - out["lower"]) <= b.errors["lower"] + out["errors"]["lower"] + 1e-9
+    b = bounds(f"Max(0, x + {float(out.bias)!r})", "relu", r=1, c=1, gamma=1)
+    assert abs(b.lower - out.lower) <= b.errors["lower"] + out.errors["lower"] + 1e-9
     for bb in (-0.73, -0.21, 0.04, 0.61):
-        assert bounds(f"Max(0, x + {bb!r})", "relu", r=1, c=1, gamma=1).lower >= out["lower"] - out["errors"]["lower"]
+        assert bounds(f"Max(0, x + {bb!r})", "relu", r=1, c=1, gamma=1).lower >= out.lower - out.errors["lower"]
 
 
 def test_cli_loss(capsys):

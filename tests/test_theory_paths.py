@@ -779,7 +779,8 @@ def _erf_sin_bounds_mp(r, c, g):
 def test_bounds_input_errors():
     from onestep_theory.srf import bounds
 
-    raises_param(InvalidParameterError, "optimize_eta", lambda: bounds("tanh", "sin", r=1, optimize_eta=True))
+    raises_param(InvalidParameterError, "r", lambda: bounds("tanh", "sin", r=1, optimize_eta=True))
+    raises_param(InvalidParameterError, "gamma", lambda: bounds("tanh", "sin", gamma="1/2", optimize_eta=True))
     raises_param(InvalidParameterError, "eta_max", lambda: bounds("tanh", "sin", optimize_eta=True, eta_max=0))
     raises_param(InvalidParameterError, "eta", lambda: bounds("tanh", "sin"))
     raises_param(InvalidParameterError, "c", lambda: bounds("tanh", "sin", r=1, c=0))

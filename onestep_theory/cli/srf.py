@@ -198,9 +198,10 @@ def _run_bounds(args):
     if args.optimize_bias:
         return _run_bias_bound(args)
     odd = not args.allow_non_odd
-    if args.optimize_eta:
+    if args.optimize_eta:           # explicit r, c, gamma are refused there (one line naming the parameter)
         b = bounds(args.student, args.teacher, alpha0=args.alpha0 or "inf", noise_var=args.noise_var,
-                   optimize_eta=True, eta_max=args.eta_max, c_formula=args.c_formula, strict_odd=odd, dps=args.dps)
+                   optimize_eta=True, eta_max=args.eta_max, c_formula=args.c_formula, strict_odd=odd, dps=args.dps,
+                   r=args.r, c=args.c, gamma=args.gamma)
     elif args.r is not None:
         b = bounds(args.student, args.teacher, r=args.r, c=args.c or 1, gamma=args.gamma or 1, dps=args.dps)
     else:
@@ -208,28 +209,42 @@ def _run_bounds(args):
                    c_formula=args.c_formula, strict_odd=odd, dps=args.dps)
     d = b.to_dict()
     e = d["errors"]
-    lines = [f"{'upper (26)':<12} = {d['upper']}   +/- {e['upper']}",
-             f"{'lower (27)':<12} = {d['lower']}   +/- {e['lower']}"]
-    lines += [f"{k:<12} = {d[k]}" + (f"   +/- {e[k]}" if k in e else "")
+    lines = [f"{name:<12} = {d[k]}   +/- {e[k]}" + _criterion_note(b, k, args.dps)
+             for k, name in (("upper", "upper (26)"), ("lower", "lower (27)"))]
+    lines += [f"{k:<12} = {d[k]}" + (f"   +/- {e[k]}" if k in e else "") + _flat_note(b, k)
               for k in ("best_linear", "r", "c", "gamma", "eta_upper", "eta_lower", "extension")]
+    if b.optimized and args.eta is not None:
+        lines.append(f"(the given --eta {args.eta} is not used: --optimize-eta searches [0, {args.eta_max}])")
     text = "\n".join(lines)
     emit(args, d, text)
     return 0
 
 
+def _criterion_note(b, k, dps):
+    """How a bound met ``--dps``: stated when by the absolute criterion (a bound that is 0 within its error)."""
+    if b.criteria.get(k) != "absolute":
+        return ""
+    return (f"   (0 within its error: {b.digits[k]} digits absolute, error <= 10^-{b.digits[k]} ||sigma*||^2 = "
+            f"{float(b.scale):.6g}" + (f"; --dps {dps} met by this absolute criterion)" if dps else ")"))
+
+
+def _flat_note(b, k):
+    """A flat minimum (f' ~ (eta - eta*)^p, p >= 3): its argmin has about 1/p of the digits."""
+    o = b.search.get(k[4:], {}).get("order", 1) if k.startswith("eta_") else 1
+    return f"   (flat minimum, f' ~ (eta - eta*)^{o}: the argmin has ~1/{o} of the digits)" if o > 1 else ""
+
+
 def _run_bias_bound(args):
-    from ..core.results import serialize, vouch
     from ..srf.bounds import bias_lower_bound
 
     rr, cc, gg, _ = resolve_args(args)
     out = bias_lower_bound(args.student, args.teacher, r=rr, c=cc, gamma=gg, bias_max=args.bias_max)
-    printed = {k: vouch(out[k], e) for k, e in out["errors"].items()}
-    d = {k: (printed[k][0] if k in printed else out[k]) for k in out}
-    d["errors"] = {k: p[1] for k, p in printed.items()}
+    d = out.to_dict()
     text = (f"lower bound (27) minimised over a common bias b: {d['lower']}  +/- {d['errors']['lower']}  at b = "
-            f"{out['bias']:.8g}" + (" (at the end of the range: widen --bias-max)" if out["at_boundary"] else "")
+            f"{d['bias']}  +/- {d['errors']['bias']}"
+            + (" (at the end of the range: widen --bias-max)" if out.at_boundary else "")
             + f"\nwithout bias (b = 0): {d['lower_at_zero']}  +/- {d['errors']['lower_at_zero']}")
-    emit(args, serialize(d), text)
+    emit(args, d, text)
     return 0
 
 
