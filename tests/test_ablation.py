@@ -206,7 +206,7 @@ def test_cli_study_ablation(tmp_path):
                         text=True)
     assert ok.returncode == 0, ok.stderr
     out = json.loads(ok.stdout)
-    assert set(out["comparisons"]) == {"theory", "no_self"}
+    assert set(out["comparisons"]) == {"theory", "row_norms", "no_self"}
 
 
 @pytest.mark.slow

@@ -69,6 +69,10 @@ def _run(args):
     reps = [int(k) for k in args.reps] * (len(sizes) if len(args.reps) == 1 else 1)
     if args.scheduler is not None and args.workers is not None:
         raise InvalidParameterError("--workers", args.workers, "not given with --scheduler (the cluster has its own)")
+    if not 0 < args.tolerance <= 100:
+        raise InvalidParameterError("--tolerance", f"{args.tolerance:g}", "a percentage of the theory in (0, 100]")
+    if not 0 <= args.max_wait <= 7 * 86400:
+        raise InvalidParameterError("--max-wait", f"{args.max_wait:g}", "seconds in [0, 604800]")
     plan_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare,
                exponents=tuple(args.exponents), workers=args.workers)   # every check before the store is touched
     with ResultStore(args.store) as st:
@@ -80,7 +84,8 @@ def _run(args):
         res = run_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare, store=st,
                         root_seed=args.seed, exponents=tuple(args.exponents), workers=args.workers,
                         scheduler=args.scheduler, progress=Progress("study", args.quiet, unit="task", eta=True),
-                        target_se=args.target_se, max_reps=args.max_reps)
+                        target_se=args.target_se, max_reps=args.max_reps, tolerance=args.tolerance / 100,
+                        max_wait=args.max_wait, on_wait=lambda msg: print(f"study: {msg}", file=sys.stderr))
     out = res.to_dict()
     run = out["run"]
     out["run"] = {"executed": run["executed"], "reused": run["reused"]}    # stdout: the same for the same study
@@ -90,27 +95,46 @@ def _run(args):
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
             wr = csv.writer(fh)
-            wr.writerow(["comparison", "d", "reps", "gap", "se", "relative_gap"])
+            # per size, then the extrapolation (d = inf) with its verdict; gap and se absolute, *_pct in % of the theory
+            wr.writerow(["comparison", "d", "reps", "gap", "se", "relative_gap", "gap_pct", "se_pct",
+                         "detectable_gap", "detectable_gap_pct", "status", "verdict"])
             for name, comp in res.comparisons.items():
-                wr.writerows([name, r["d"], r["reps"], repr(r["gap"]), repr(r["se"]), repr(r["relative_gap"])]
-                             for r in comp["sizes"])
+                wr.writerows([name, r["d"], r["reps"], repr(r["gap"]), repr(r["se"]), repr(r["relative_gap"]),
+                              repr(100 * r["relative_gap"]), repr(100 * r["se"] / abs(res.theory)) if res.theory else
+                              "", "", "", "", ""] for r in comp["sizes"])
+                f = comp["fit"]
+                if f is not None:
+                    wr.writerow([name, "inf", "", repr(f["g_inf"]), repr(f["se"]), "" if f["g_inf_pct"] is None else
+                                 repr(f["g_inf_pct"] / 100), *(("", "") if f["g_inf_pct"] is None else
+                                                               (repr(f["g_inf_pct"]), repr(f["se_pct"]))),
+                                 repr(f["detectable_gap"]), "" if f["detectable_gap_pct"] is None else
+                                 repr(f["detectable_gap_pct"]), f["status"], f["verdict"]])
     if not args.quiet:
         print(f"study: {run['executed']} task(s) run ({run['executor']}), {run['reused']} reused, "
               f"{run['seconds']:.1f} s", file=sys.stderr)
     lines = [f"finite-size study, {res.protocol}: theory {res.key} = {res.theory:.10g} (+/- {res.theory_error:.1e}); "
              f"{run['executed']} task(s) run ({run['executor']}), {run['reused']} reused from {args.store}"]
     for name, comp in res.comparisons.items():
-        lines.append(f"[{'*' if name == res.compare else ' '}] simulation - {name}"
-                     + (" (paired, on each task's own weights)" if name != "theory" else ""))
-        lines.append(f"{'d':>8} {'reps':>5} {'gap':>12} {'se':>10} {'relative':>10}")
-        lines += [f"{r['d']:>8} {r['reps']:>5} {r['gap']:>12.5g} {r['se']:>10.2g} {r['relative_gap']:>10.3%}"
+        what = {"row_norms": "theory corrected for the row norms (docs/theory/srf-theory.md §4.11)",
+                "uncorrected": "uncorrected theory (Result 3.3)"}.get(name, name)
+        lines.append(f"[{'*' if name == res.compare else ' '}] simulation - {what}"
+                     + (" (paired, on each task's own weights)" if "theory" not in comp else ""))
+        lines.append(f"{'d':>8} {'reps':>5} {'gap':>12} {'se':>10} {'% of theory':>12}")
+        lines += [f"{r['d']:>8} {r['reps']:>5} {r['gap']:>12.5g} {r['se']:>10.2g} {r['relative_gap']:>12.3%}"
                   + (f"  ({r['missing']} task(s) without this reference: its solver found no fixed point)"
                      if r.get("missing") else "") for r in comp["sizes"]]
         fit = comp["fit"]
-        lines.append(f"    g_inf = {fit['g_inf']:.4g} +- {fit['se']:.2g} (chi2 {fit['chi2']:.2f} on {fit['dof']} dof); "
-                     f"{fit['verdict']}" if fit is not None else
-                     f"    no extrapolation: it needs more than {len(args.exponents)} sizes and a standard error > 0 "
-                     "at every size")
+        if fit is not None:
+            lines.append(f"    d -> inf: g_inf = {fit['g_inf']:.4g} +- {fit['se']:.2g} ({res.key}, absolute)"
+                         + ("" if fit["g_inf_pct"] is None else f" = {fit['g_inf_pct']:+.2f} +- {fit['se_pct']:.2g} % "
+                            "of the theory") + f"; chi2 {fit['chi2']:.2f} on {fit['dof']} dof")
+            lines.append(f"    verdict: {fit['verdict']}")
+        else:
+            lines.append(f"    no extrapolation, no verdict: it needs more than {len(args.exponents)} sizes and a "
+                         "standard error > 0 at every size")
+    lines += [f"note: {n}" for n in res.notes]
+    lines.append(f"(gap and se in units of {res.key}; '% of theory' relative to {res.theory:.10g}; a verdict 'inside' "
+                 f"needs a detectable gap <= --tolerance {args.tolerance:g} %)")
     emit(args, out, "\n".join(lines))
     return 0
 
@@ -157,6 +181,12 @@ def _setup(p):
                    help="add seeds at every size until the standard error of the gap is at most this")
     p.add_argument("--max-reps", type=int_in("--max-reps", 2, 1000), default=256,
                    help="most seeds per size with --target-se (default 256)")
+    p.add_argument("--tolerance", type=float_arg("--tolerance"), default=1.0,
+                   help="percent of the theory (default 1): a study that cannot detect a gap this small (95 %% "
+                        "confidence, 80 %% power) is reported as underpowered, never as agreement")
+    p.add_argument("--max-wait", type=float_arg("--max-wait"), default=3600.0,
+                   help="seconds to wait for tasks claimed by a concurrent run of the study without one finishing "
+                        "(default 3600; then exit 3)")
     p.add_argument("--seed", type=int_in("--seed", 0, 2**63 - 1), default=0, help="root seed")
     p.add_argument("--exponents", type=float_list, default=[0.5, 1.0], help="exponents e_k of the d^-e_k terms")
     p.add_argument("--workers", type=int_in("--workers", 1, 256),

@@ -26,7 +26,7 @@ def plot_study(result, path) -> str:
         # to_dict() writes a NaN (a size whose paired reference is missing) as the string "nan": read every number back
         ax.errorbar(x, [float(r["gap"]) for r in rows], yerr=[float(r["se"]) for r in rows], fmt="o", color=f"C{i}",
                     capsize=3,
-                    label="simulation - theory" if name == "theory" else f"simulation - {name} (paired)")
+                    label=f"simulation - {name}" + ("" if "theory" in comp else " (paired)"))
         fit = comp["fit"]
         if fit is not None:
             xs = np.linspace(0, x.max() * 1.05, 200)

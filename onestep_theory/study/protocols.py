@@ -158,7 +158,7 @@ class Protocol:
                 sol = srf_groups(p["student"], p["teacher"], readout_spec=p["readout"], **common)
                 return float(sol.test_error), float(sol.errors["test_error"])
             if p.get("row_norms"):
-                common["row_norms"] = True
+                common["row_norms"] = p["row_norms"]        # True (from the step), or an sRF's (k, s2)
             if _general_loss(p):
                 common["loss"] = p["loss"]
             sol = srf_solve(p["student"], p["teacher"], **common)
@@ -179,6 +179,29 @@ class Protocol:
 
         res = resolvent(p["student"], repr(p["phi"]), repr(p["psi"]), repr(p["lam"]))
         return float(getattr(res, key)), float(res.errors[key])
+
+
+    def alternative_theory(self, params: dict, key: str):
+        r"""The other side of the row-norm correction (docs/theory/srf-theory.md §4.11, docs/studies/mechanism.md),
+        where it applies (square loss, uniform readout, ``test_error``): ``("row_norms", value, error)`` (the
+        corrected theory, for a giant step, an ablation, or an sRF simulated with ``norm_slope`` k / ``norm_noise``
+        s: :math:`(k,s^2)`), ``("uncorrected", value, error)`` when the study compares with the corrected theory
+        already (``row_norms``), ``(name, None, reason)`` where it cannot be computed, None where it does not apply."""
+        if (self.name not in ("giant-step", "srf", "ablation") or key != "test_error" or _grouped(params)
+                or _general_loss(params)):
+            return None
+        if self.name == "srf":
+            k, s = params.get("norm_slope", 0.0), params.get("norm_noise", 0.0)
+            if not (k or s):
+                return None
+            name, other = "row_norms", dict(params, row_norms=(float(k), float(s) ** 2))
+        else:
+            name = "uncorrected" if params.get("row_norms") else "row_norms"
+            other = dict(params, row_norms=not params.get("row_norms"))
+        try:
+            return (name,) + self.theory(other, key)
+        except (InvalidParameterError, ConvergenceError) as exc:
+            return name, None, str(exc)
 
 
 def cge_functions(student, r, c):

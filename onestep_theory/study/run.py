@@ -20,10 +20,10 @@ import time
 
 import numpy as np
 
-from ..core.errors import InvalidParameterError
+from ..core.errors import InvalidParameterError, ResourceError
 from ..core.results import Result, provenance
 from .cluster import dask_available, map_tasks
-from .fit import check_exponents, extrapolate
+from .fit import DEFAULT_TOLERANCE, check_exponents, extrapolate
 from .protocols import protocol_of
 from .store import ResultStore, claim_owner, canonical_json
 
@@ -33,6 +33,8 @@ __all__ = ["task_seed", "run_task", "plan_study", "run_study", "StudyResult", "M
 MAX_TASKS = 10_000
 #: How often a run waiting for tasks claimed by a concurrent run of the same study looks at the store (seconds).
 POLL_SECONDS = 2.0
+#: How long such a run waits without one of those tasks finishing before it stops (exit 3; ``--max-wait``).
+MAX_WAIT = 3600.0
 
 
 def task_seed(root: int, protocol: str, params: dict, d: int, k: int) -> np.random.SeedSequence:
@@ -67,6 +69,7 @@ class StudyResult(Result):
     sizes: list
     fit: dict | None
     comparisons: dict
+    notes: list
     root_seed: int
     run: dict
     provenance: dict
@@ -102,20 +105,48 @@ def _table(rows_by_d: dict, gap) -> list:
     return out
 
 
-def _fit(table, exponents):
+#: What a comparison's gaps are measured against, in its verdict.
+_AGAINST = {"theory": "theory", "row_norms": "corrected theory", "uncorrected": "uncorrected theory"}
+
+
+def _fit(table, exponents, scale, tolerance, name):
     if len(table) <= len(exponents) or any(not r["se"] > 0 for r in table):
         return None
-    return extrapolate([r["d"] for r in table], [r["gap"] for r in table], [r["se"] for r in table],
-                       exponents).to_dict()
+    return extrapolate([r["d"] for r in table], [r["gap"] for r in table], [r["se"] for r in table], exponents,
+                       reps=[r["reps"] for r in table], scale=scale, tolerance=tolerance,
+                       name=_AGAINST.get(name, f"paired reference {name}")).to_dict()
 
 
-def _check_sizes(protocol, params, d, workers):
+def _checked(res, d, k, need, path):
+    """A stored result that has every number the study reads (a damaged row is refused, not half-read)."""
+    bad = [n for n in need if isinstance(res.get(n), bool) or not isinstance(res.get(n), (int, float))]
+    if bad:
+        raise InvalidParameterError("store", path, "a store whose rows hold this study's results",
+                                    f"task d={d}, seed {k} has no number {bad[0]!r} (an edited or truncated row); "
+                                    "use a new store")
+    return res
+
+
+def _check_sizes(protocol, params, d, workers, d_min):
     """The largest task's sizes and memory, checked before the theory or any task runs (bounded work: e.g.
     ``beta=1e308`` is bad input, not a saddle point that fails).  The memory counts one task per local worker
     (``workers``; None: one per core), so that a study does not start tasks that the operating system kills."""
     from ..simulate.base import sizes_spike, sizes_srf
 
     concurrent = workers if isinstance(workers, int) else (os.cpu_count() or 1) if dask_available() else 1
+    for name, size in (("alpha", "n"), ("beta", "p"), ("alpha0", "n0")):
+        v = params.get(name)        # never a size raised to 1 behind the user's back (issue 31: --beta 1e-9)
+        if isinstance(v, (int, float)) and 0 < v < math.inf and v * d_min < 1:
+            raise InvalidParameterError(name, v, f"a ratio with {size} = {name} * d >= 1 at the smallest size "
+                                                 f"d = {d_min}, i.e. {name} >= {1 / d_min:.6g}")
+    if protocol == "srf" and (params.get("norm_slope") or params.get("norm_noise")):
+        k, s, c = abs(params.get("norm_slope", 0.0)), params.get("norm_noise", 0.0), params["c"]
+        top = c * math.sqrt(d_min) / 6   # the squared row norms c + k w.v + s zeta / sqrt d stay > 0 (6 sigma)
+        if not k + s <= top:
+            raise InvalidParameterError("norm_slope" if k > s else "norm_noise", params.get("norm_slope") if k > s
+                                        else s, f"|norm_slope| + norm_noise <= c sqrt(d) / 6 = {top:.4g} at the "
+                                        f"smallest size d = {d_min} (the squared row norms c + k w.v + s zeta/sqrt(d) "
+                                        "stay positive)")
     if protocol in ("giant-step", "srf", "ablation"):
         sizes_srf(d, alpha=params["alpha"], beta=params["beta"], alpha0=params.get("alpha0"), concurrent=concurrent)
     else:
@@ -176,14 +207,15 @@ def plan_study(protocol: str, params: dict, sizes, reps, *, key=None, compare="t
     sizes, reps = _ladder(sizes, reps)
     if workers is not None and (not isinstance(workers, int) or not 1 <= workers <= 256):
         raise InvalidParameterError("workers", workers, "an integer in [1, 256], or None (one per core)")
-    _check_sizes(protocol, params, max(sizes), workers)
+    _check_sizes(protocol, params, max(sizes), workers, min(sizes))
     return pr, params, key, sizes, reps, check_exponents(exponents)
 
 
 def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None = None, compare: str = "theory",
               theory=None, store=None, root_seed: int = 0, exponents=(0.5, 1.0), workers: int | None = 1,
               scheduler: str | None = None, progress=None, target_se: float | None = None,
-              max_reps: int = 256) -> StudyResult:
+              max_reps: int = 256, tolerance: float = DEFAULT_TOLERANCE, max_wait: float = MAX_WAIT,
+              on_wait=None) -> StudyResult:
     r"""Run (or resume) a finite-size study of ``protocol`` with ``params`` over ``sizes`` × ``reps`` seeds
     (``reps`` one count, or one per size).
 
@@ -209,6 +241,13 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
         With ``target_se``, ``reps`` is the first round: seeds are then added at every size whose standard error of
         the chosen gap is above ``target_se`` (the count its standard error says is needed, at most ``max_reps``),
         until every size meets it.  The added seeds depend only on the results, so the study stays reproducible.
+    tolerance :
+        Relative (default 0.01: 1 % of the theory): a verdict whose detectable gap (95 % confidence, 80 % power) is
+        larger is "underpowered", never agreement (:func:`~onestep_theory.study.fit.power_verdict`).
+    max_wait, on_wait :
+        Tasks claimed by a concurrent run of the study are waited for, at most ``max_wait`` seconds without one of
+        them finishing (then :class:`~onestep_theory.core.errors.ResourceError`, exit 3); ``on_wait(message)`` is
+        called once when the wait starts.
     """
     pr, params, key, sizes, reps, exponents = plan_study(protocol, params, sizes, reps, key=key, compare=compare,
                                                          exponents=exponents, workers=workers)
@@ -216,7 +255,12 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
         raise InvalidParameterError("target_se", target_se, "a standard error > 0")
     if target_se is not None and (not isinstance(max_reps, int) or not max(reps.values()) <= max_reps <= 1000):
         raise InvalidParameterError("max_reps", max_reps, "an integer in [reps, 1000]")
+    if not (isinstance(tolerance, (int, float)) and 0 < tolerance < math.inf):
+        raise InvalidParameterError("tolerance", tolerance, "a relative tolerance > 0 (0.01: 1 % of the theory)")
+    if not (isinstance(max_wait, (int, float)) and 0 <= max_wait < math.inf):
+        raise InvalidParameterError("max_wait", max_wait, "seconds >= 0")
     th, th_err = pr.theory(params, key) if theory is None else (float(theory[0]), float(theory[1]))
+    alt = pr.alternative_theory(params, key) if theory is None else None
     full, params = params, pr.simulation_params(params)       # the tasks do not depend on theory-only options
     own = not isinstance(store, ResultStore)
     st = ResultStore(store if store is not None else ":memory:") if own else store
@@ -225,6 +269,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     if workers is None:
         workers = (os.cpu_count() or 1) if (dask_available() or scheduler) else 1
     gap_of = (lambda r: r[key] - th) if compare == "theory" else (lambda r: r[key] - r[pr.paired_key(compare, key)])
+    needed = [key] + [pr.paired_key(n, key) for n in pr.paired_for(full)]
     owner = claim_owner()
     try:
         reused = 0
@@ -238,7 +283,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
                     if res is None:
                         pending.append((d, k))
                     else:
-                        done[(d, k)] = res
+                        done[(d, k)] = _checked(res, d, k, needed, st.path)
                         reused += 1
             # claim the tasks first: a concurrent run of the same study on this store runs the others
             mine = [t for t in pending if st.claim(st.key(protocol, tag, *t), owner)]
@@ -246,16 +291,26 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
             executed += len(mine)
             executors.append(_execute(protocol, params, root_seed, st, tag, mine, done, workers, scheduler,
                                       progress))
+            if theirs and callable(on_wait):
+                on_wait(f"waiting for {len(theirs)} task(s) claimed by another run of this study on {st.path} (at "
+                        f"most {max_wait:g} s without one finishing)")
+            last = time.monotonic()
             while theirs:         # wait for the other run's tasks; take over any whose process is gone
-                time.sleep(POLL_SECONDS)
+                if time.monotonic() - last > max_wait:
+                    raise ResourceError(f"waited {max_wait:g} s for {len(theirs)} task(s) claimed by another run of "
+                                        f"this study on {st.path} without one finishing; rerun with --resume when "
+                                        "that run has ended (a dead run's claims are taken over)")
+                time.sleep(min(POLL_SECONDS, max(max_wait, 0.01)))
                 for t in list(theirs):
                     res = st.get(protocol, tag, *t)
                     if res is not None:
-                        done[t] = res
+                        done[t] = _checked(res, *t, needed, st.path)
                         reused += 1
                         theirs.remove(t)
+                        last = time.monotonic()
                 taken = [t for t in theirs if st.claim(st.key(protocol, tag, *t), owner)]
                 if taken:
+                    last = time.monotonic()
                     theirs = [t for t in theirs if t not in set(taken)]
                     executed += len(taken)
                     executors.append(_execute(protocol, params, root_seed, st, tag, taken, done, workers, scheduler,
@@ -282,19 +337,30 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
             st.close()
     executor = next((e for e in executors if not e.startswith("none")), executors[0])
     rows_by_d = {d: [done[(d, k)] for k in range(reps[d])] for d in sizes}
-    comparisons = {}
-    for name in ("theory",) + pr.paired_for(params):
-        if name == "theory":
-            table = _table(rows_by_d, lambda r: r[key] - th)
+    comparisons, notes = {}, []
+    against = {"theory": th} | ({alt[0]: alt[1]} if alt and alt[1] is not None else {})
+    for name in tuple(against) + pr.paired_for(params):
+        if name in against:
+            table = _table(rows_by_d, lambda r, t=against[name]: r[key] - t)
         else:
             table = _table(rows_by_d, lambda r, ref=pr.paired_key(name, key): r[key] - r[ref])
         for row in table:
             row["relative_gap"] = row["gap"] / th if th else math.nan
-        comparisons[name] = {"sizes": table, "fit": _fit(table, tuple(exponents))}
+        comparisons[name] = {"sizes": table, "fit": _fit(table, tuple(exponents), th, tolerance, name)}
+        if name in against:
+            comparisons[name]["theory"] = against[name]
+    if alt and alt[1] is None:
+        notes.append(f"the row-norm correction (docs/studies/mechanism.md) is not available here: {alt[2]}")
+    elif alt:
+        what = ("the uncorrected theory (Result 3.3)" if alt[0] == "uncorrected" else
+                "the theory corrected for the row norms (docs/theory/srf-theory.md §4.11)")
+        notes.append(f"{what} is {alt[1]:.10g} (+/- {alt[2]:.1e}), {100 * (alt[1] - th) / th:+.2f} % of the theory: "
+                     f"comparison '{alt[0]}'; the network's known gap to Result 3.3 and its mechanism, the step's "
+                     "row norms: docs/studies/mechanism.md (`study giant-step --row-norms` compares with the corrected theory)")
     chosen = comparisons[compare]
     return StudyResult(
         protocol=protocol, params=full, key=key, compare=compare, theory=th, theory_error=th_err,
-        sizes=chosen["sizes"], fit=chosen["fit"], comparisons=comparisons, root_seed=int(root_seed),
+        sizes=chosen["sizes"], fit=chosen["fit"], comparisons=comparisons, notes=notes, root_seed=int(root_seed),
         run={"executed": executed, "reused": reused, "seconds": time.perf_counter() - t0, "executor": executor},
         provenance=provenance(method="one task per (d, seed index), SeedSequence([root, hash, d, k]), one BLAS "
                                      "thread per task; WLS extrapolation in d^-e", references=["docs/theory/numerics.md §8"]))

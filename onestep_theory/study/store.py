@@ -19,6 +19,7 @@ that is not a store of this package, or of a newer schema, is refused with one
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import hashlib
@@ -30,7 +31,7 @@ import threading
 import time
 
 from .. import __version__
-from ..core.errors import InvalidParameterError
+from ..core.errors import InvalidParameterError, OnestepError, ResourceError
 
 __all__ = ["SCHEMA", "ResultStore", "task_key", "canonical_json"]
 
@@ -117,7 +118,10 @@ def claim_is_stale(owner: str, since: float) -> bool:
         except PermissionError:
             return False
         return False
-    return time.time() - float(since) > STALE_AFTER
+    try:
+        return not time.time() - float(since) <= STALE_AFTER        # an unreadable time: stale
+    except (TypeError, ValueError):
+        return True
 
 
 def task_key(protocol: str, params: dict, d: int, seed_index: int, version: str = __version__) -> str:
@@ -220,25 +224,33 @@ class ResultStore:
         """Claim the task ``key`` for ``owner`` (one process of a study): True if it is now ``owner``'s to run —
         unclaimed, already ``owner``'s, or claimed by a process that is gone (:func:`claim_is_stale`); False if
         it is stored or another live process runs it.  Two runs of one study on one store thus split the tasks."""
-        with self._lock:
-            self._con.execute("BEGIN IMMEDIATE")
-            try:
-                stored = self._con.execute("SELECT 1 FROM tasks WHERE key = ?", (key,)).fetchone()
-                row = self._con.execute("SELECT owner, since FROM claims WHERE key = ?", (key,)).fetchone()
-                mine = not stored and (row is None or row[0] == owner or claim_is_stale(*row))
-                if mine:
-                    self._con.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (key, owner, time.time()))
-                self._con.execute("COMMIT")
-            except BaseException:
-                if self._con.in_transaction:
-                    self._con.execute("ROLLBACK")
-                raise
+        with self._transaction() as con:
+            stored = self._stored(key) is not None       # the same test as get: a row of this version
+            row = con.execute("SELECT owner, since FROM claims WHERE key = ?", (key,)).fetchone()
+            mine = not stored and (row is None or row[0] == owner or claim_is_stale(*row))
+            if mine:
+                con.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (key, owner, time.time()))
         return mine
 
     def release(self, owner: str) -> None:
         """Drop every claim of ``owner`` (at the end of its run, finished or not)."""
+        with self._transaction() as con:
+            con.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        """One write transaction under the lock, rolled back on any error; SQLite errors as one line."""
         with self._lock:
-            self._con.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+            try:
+                self._con.execute("BEGIN IMMEDIATE")
+                yield self._con
+                self._con.execute("COMMIT")
+            except BaseException as exc:
+                if self._con.in_transaction:
+                    self._con.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.DatabaseError):
+                    raise self._failure(exc) from None
+                raise
 
     # ------------------------------------------------------------------ context manager
     def close(self) -> None:
@@ -271,32 +283,65 @@ class ResultStore:
         row = (key, protocol, canonical_json(params), d, seed_index, self.version, canonical_json(result),
                float(seconds),
                datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds"))
-        with self._lock:
-            self._con.execute("BEGIN IMMEDIATE")
-            try:
-                cur = self._con.execute(f"INSERT OR IGNORE INTO tasks VALUES ({', '.join('?' * len(row))})", row)
-                self._con.execute("DELETE FROM claims WHERE key = ?", (key,))
-                self._con.execute("COMMIT")
-            except BaseException:
-                if self._con.in_transaction:
-                    self._con.execute("ROLLBACK")
-                raise
+        with self._transaction() as con:
+            cur = con.execute(f"INSERT OR IGNORE INTO tasks VALUES ({', '.join('?' * len(row))})", row)
+            con.execute("DELETE FROM claims WHERE key = ?", (key,))
         return cur.rowcount == 1
+
+    def _failure(self, exc):
+        """A SQLite error as one line: a lock held past the 30 s timeout is a resource failure (exit 3), anything
+        else a damaged store (exit 2)."""
+        if "locked" in str(exc) or "busy" in str(exc):
+            return ResourceError(f"store {self.path}: locked by another process for more than 30 s ({exc})")
+        return InvalidParameterError("store", self.path, ALLOWED, f"damaged: {exc}")
 
     def _query(self, sql, args=()):
         with self._lock:
-            return self._con.execute(sql, args).fetchall()
+            try:
+                return self._con.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise self._failure(exc) from None
+
+    def _stored(self, key: str) -> dict | None:
+        """The stored result under ``key``, checked: every row under it must be of this version, hash back to
+        ``key`` from its own columns, agree with the others and hold a JSON object (a store whose rows were edited,
+        e.g. its ``version`` column rewritten, or truncated, is refused with one line, never half-read).  The one
+        test of "stored" for :meth:`get`, :meth:`has` and :meth:`claim`."""
+        try:
+            rows = self._con.execute("SELECT protocol, params, d, seed_index, version, result FROM tasks "
+                                     "WHERE key = ?", (key,)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._failure(exc) from None
+        if not rows:
+            return None
+        problem = None
+        try:
+            own = [task_key(r[0], json.loads(r[1]), r[2], r[3], r[4]) == key for r in rows]
+            result = json.loads(rows[0][5])
+        except (TypeError, ValueError, OnestepError):
+            own, result = [False], None
+        if any(r[4] != self.version for r in rows):
+            problem = (f"its version column says {rows[0][4]!r}, but its key is of version {self.version!r} (an "
+                       "edited copy?)")
+        elif not all(own) or not isinstance(result, dict):
+            problem = "its columns do not hash to its key, or its result is not a JSON object (truncated or edited)"
+        elif len({r[5] for r in rows}) > 1:
+            problem = f"{len(rows)} rows with one key and different results"
+        if problem:
+            raise InvalidParameterError("store", self.path, "a store whose rows match their keys",
+                                        f"task {key[:12]}: {problem}; `store ls --all-versions` shows the rows; "
+                                        "use a new store")
+        return result
 
     def get(self, protocol: str, params: dict, d: int, seed_index: int) -> dict | None:
         """The stored result of a task (this version), or None."""
-        rows = self._query("SELECT result FROM tasks WHERE key = ? AND version = ?",
-                           (self.key(protocol, params, d, seed_index), self.version))
-        return json.loads(rows[0][0]) if rows else None
+        key = self.key(protocol, params, d, seed_index)
+        with self._lock:
+            return self._stored(key)
 
     def has(self, protocol: str, params: dict, d: int, seed_index: int) -> bool:
         """Whether the task is stored (this version)."""
-        return bool(self._query("SELECT 1 FROM tasks WHERE key = ? AND version = ?",
-                                (self.key(protocol, params, d, seed_index), self.version)))
+        return self.get(protocol, params, d, seed_index) is not None
 
     def done_keys(self) -> set:
         """The keys of every stored task of this version (compare with :meth:`key` to resume)."""
