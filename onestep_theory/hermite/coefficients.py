@@ -59,7 +59,7 @@ class HermiteCoefficients(Result):
             v, e = getattr(self, key)["value"], self.errors[key]
         text, err = vouch(v, e, cap=self.dps)
         # a closed form (e = 0) printed correctly rounded to dps digits has dps digits
-        return text, err, min(self.dps, digits_of(v, float(err))) if float(v) != 0 and e != 0 else self.dps
+        return text, err, min(self.dps, digits_of(v, err)) if v != 0 and e != 0 else self.dps   # exact, any exponent
 
     def to_dict(self) -> dict:
         d = super().to_dict()
