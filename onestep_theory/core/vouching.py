@@ -41,7 +41,9 @@ def _finite(value) -> bool:
         return math.isfinite(float(value))
     if isinstance(value, sp.Basic):
         return bool(value.is_finite)
-    return True                                     # int, Fraction, Decimal strings: finite
+    if isinstance(value, str):                      # a printed number: 'inf' and 'nan' are words
+        return value.strip().lstrip("+-").lower() not in ("inf", "infinity", "nan")
+    return True                                     # int, Fraction: finite
 
 
 def as_fraction(value) -> F:

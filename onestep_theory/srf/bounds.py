@@ -188,7 +188,7 @@ def _result(up, lo, errs, bl, rr, cc, gg, eta, eu, el, opt, dps, refs, method, s
     digits = {k: v[0] for k, v in got.items()}
     if opt:
         for k, x in (("eta_upper", eu), ("eta_lower", el)):
-            digits[k] = (dps or 17) if errors[k] == 0 else digits_of(x, errors[k]) if float(x) != 0 else 0
+            digits[k] = (dps or 17) if errors[k] == 0 else digits_of(x, errors[k]) if x != 0 else 0
     if dps is not None:
         short = [k for k in ("upper", "lower") if digits[k] < dps]
         # an argmin must meet dps too, unless its minimum is flat (f' ~ (x - x*)^p, p >= 3: the argmin is
