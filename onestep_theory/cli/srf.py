@@ -264,12 +264,13 @@ def _run_spectrum(args):
         from ..core.precision import precision
         with precision(args.dps or 15):     # exact product at the working precision
             d["mean_spike"] = vouched(sp_.mean_spike_per_d * args.d, sp_.errors["mean_spike_per_d"] * args.d)
-    lines = [f"bulk density of Phi^T Phi / p: the limit eta -> 0 of Im V2(x + i eta)/pi, extrapolated from eta = "
-             f"{sp_.eta:.3g}, eta/2, eta/4 (the error includes the extrapolation's)",
-             f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
+    lines = ["bulk density of Phi^T Phi / p on the real axis: Im V2(x + i0)/pi (docs/theory/srf-theory.md §7.1); "
+             "exactly 0 outside the support",
+             "edges of the support: " + ",  ".join(f"{v} +/- {e}" for v, e in zip(d["edges"], d["errors"]["edges"])),
+             f"{'x':>12} {'density':>24}  +/-"] + [f"{x!r:>12} {y:>24}  {e}" for x, y, e in
                                                     zip(sp_.x, d["density"], d["errors"]["density"])]
     lines += [f"V2(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
-    lines.append(f"atom at 0: {sp_.atom_at_zero:.6g};  mean spike / d = alpha E mu0^2 = {d['mean_spike_per_d']}"
+    lines.append(f"atom at 0: {d['atom_at_zero']}  +/- {d['errors']['atom_at_zero']};  mean spike / d = alpha E mu0^2 = {d['mean_spike_per_d']}"
                  f"  +/- {d['errors']['mean_spike_per_d']}" + (f";  mean spike = {d['mean_spike']}" if args.d else ""))
     emit(args, d, "\n".join(lines))
     return 0

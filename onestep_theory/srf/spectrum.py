@@ -20,6 +20,7 @@ import math
 
 import mpmath
 import numpy as np
+import sympy as sp
 
 from ..core.caches import cached
 from .cge import cge_arb, cge_coeffs
@@ -30,9 +31,11 @@ from ..hermite.quadrature import normal_rule
 from ..core.results import VouchedResult, digits_of, provenance
 from ..core.exact import check_dps, check_real, float_in, to_exact, to_float, to_mpf
 from .kappa import kappa_features
+from .realaxis import EPS, find_edges, polish_edge, polish_point, prepare, refold, resolve, solve_real
 from ..core.limits import MAX_SRF_DPS
 
-__all__ = ["stieltjes", "stieltjes_checked", "density", "mean_spike", "Spectrum", "spectrum", "ridge_points"]
+__all__ = ["stieltjes", "stieltjes_checked", "density", "density_real", "mean_spike", "Spectrum", "spectrum",
+           "ridge_points"]
 
 
 def _mp_stieltjes_complex(c, beta, t):
@@ -191,16 +194,17 @@ def mean_spike(student, *, r, c, alpha, d, nodes=None) -> float:
 
 @dataclasses.dataclass
 class Spectrum(VouchedResult):
-    """Bulk density, :math:`V_2(-\\lambda)`, atom and mean spike, each with an error estimate (``errors``)."""
+    """Bulk density on the real axis and the edges of its support, :math:`V_2(-\\lambda)`, the atom at 0 and the
+    mean spike, each with an error estimate (``errors``; docs/theory/srf-theory.md §7.1)."""
 
     ERROR_KEYS = {"stieltjes_at_minus_lambda": "stieltjes"}
 
     x: list
     density: list
+    edges: list
     stieltjes_at_minus_lambda: dict
-    atom_at_zero: float
+    atom_at_zero: object
     mean_spike_per_d: object
-    eta: float
     errors: dict
     dps: int | None
     provenance: dict
@@ -222,15 +226,116 @@ def ridge_points(lams) -> list:
 MAX_GRID = 20000
 
 
+def _edges_f64(Ms, a, be, c, scale):
+    """Edges at κ-rule levels 0 and 1 (float64): ``(level-1 folds, errors)``; error = level change + the last
+    fold-Newton step + 100 ε |x| (rounding); a hard edge at 0 (support reaching the first scan point) has the error
+    x_1 of that scan point (docs/theory/srf-theory.md §7.1)."""
+    E0 = find_edges(Ms[0], a, be, c, scale)
+    E1 = refold(E0, Ms[1], a, be, c)
+    errs = [e1[3] if e1[1] is None else abs(e1[0] - e0[0]) + e1[3] + 100 * EPS * abs(e1[0])
+            for e0, e1 in zip(E0, E1)]
+    return E1, errs
+
+
+def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
+    r"""The bulk density :math:`\rho(x)=\frac1\pi\mathrm{Im}V_2(x+i0^+)` at every x of ``xs`` and the edges of the
+    support, solved on the real axis (docs/theory/srf-theory.md §7.1).  Returns
+    ``(density, density_errors, edges, edge_errors)``; outside the support (farther from it than twice an edge's
+    error) the density is exactly 0 with error 0, x <= 0 included (the atom is reported apart).
+
+    Errors: the change from the κ-rule of level 0 to level 1, plus the last Newton step, plus the rounding
+    bound :math:`\varepsilon\,\|J^{-1}\|\sum|\text{terms}|`; with ``dps`` every root is polished in mpmath at
+    ``dps + 10`` digits on both rules, and fewer than ``dps`` digits raise
+    :class:`~onestep_theory.errors.ConvergenceError` (a density within an edge's error of that edge: absolute
+    criterion :math:`10^{-\mathrm{dps}}\max\rho`)."""
+    al, be_f, c_f = float_in(alpha, "alpha"), float_in(beta, "beta"), to_float(c, "c")
+    a = al / be_f
+    xs = np.asarray(xs, dtype=float)
+    Ms = [prepare(tuple(_moments(student, r, c, level)[i] for i in (0, 2, 3))) for level in (0, 1)]
+    w, m1s, ms2 = Ms[1]
+    scale = max(a, 1.0) * float(np.real(w @ (m1s * c_f + ms2)))
+    E, eerr = _edges_f64(Ms, a, be_f, c_f, scale)
+    edges = [e[0] for e in E]
+    dist = np.array([min([abs(x - e) for e in edges]) for x in xs], dtype=float)
+    near = dist <= 2 * np.array([eerr[int(np.argmin([abs(x - e) for e in edges]))] for x in xs], dtype=float)
+    inside = np.array([any(lo < x < hi for lo, hi in zip(edges[::2], edges[1::2])) for x in xs], dtype=bool) & ~near
+    dens, derr = [0.0] * len(xs), [0.0] * len(xs)
+    sol = [solve_real(xs, Ms[0], a, be_f, c_f, scale)]
+    sol.append(resolve(xs, sol[0][0], sol[0][1], Ms[1], a, be_f, c_f, scale))
+    if np.any(sol[1][1].imag[~inside & ~near & (xs > 0)] > 0):
+        raise ConvergenceError("spectrum: a point outside the edges found has a density > 0 (an interval narrower "
+                               "than the scan step)", 0, 0.0)
+    V1, V2, step, jinv, size = sol[1]
+    bad = inside & ~(V2.imag > 0)
+    if np.any(bad):
+        raise ConvergenceError(f"spectrum: no physical root at x = {xs[bad][0]:.6g} inside the support", 0, 0.0)
+    rho = [v.imag / math.pi for v in (sol[0][1], V2)]
+    rnd = 10 * EPS * math.log2(len(w) + 2) * jinv * size
+    for i in np.nonzero(inside)[0]:
+        dens[i], derr[i] = float(rho[1][i]), float(abs(rho[1][i] - rho[0][i]) + (step[i] + rnd[i]) / math.pi)
+    for i in np.nonzero(near)[0]:       # within an edge's error: rho <= rho at twice that error inside, taken whole
+        k = int(np.argmin([abs(xs[i] - e) for e in edges]))
+        probe = edges[k] + (1 if k % 2 == 0 else -1) * (dist[i] + 2 * eerr[k])
+        bound = solve_real(np.array([probe]), Ms[1], a, be_f, c_f, scale)[1][0].imag / math.pi
+        dens[i], derr[i] = 0.0, float(2 * bound)
+    if dps is None:
+        return dens, derr, edges, eerr
+    return _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, derr)
+
+
+def _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, derr):
+    """The mpmath stage of :func:`density_real`: every inside root and every fold polished at ``dps + 10`` digits
+    on both κ-rules; errors = rule change + last Newton step + 10^-(wd-2) ||J^-1|| Σ|terms|."""
+    wd = dps + GUARD_DIGITS
+    with precision(dps):
+        al_m, be_m, c_m = (to_mpf(to_exact(v), dps) for v in (alpha, beta, c))
+        a_m = al_m / be_m
+        Mm = [prepare(tuple(_moments(student, r, c, level, wd)[i] for i in (0, 2, 3))) for level in (0, 1)]
+        ulp = mpmath.mpf(10) ** -(wd - 2)
+        edges, errs = [], []
+        for e, ee in zip(E, eerr):
+            if e[1] is None:                # a hard edge at 0: its error is the first scan point
+                edges.append(mpmath.mpf(0))
+                errs.append(ee)
+                continue
+            (x0, *_), (x1, _, _, st) = (polish_edge(e[1], e[2], e[0], M, a_m, be_m, c_m, wd) for M in Mm)
+            edges.append(x1)
+            errs.append(float(abs(x1 - x0) + st + ulp * abs(x1)))
+        for i in np.nonzero(inside)[0]:
+            x = mpmath.mpf(float(xs[i]))
+            (_, v0, *_), (_, v1, st, jn, sz) = (polish_point(sol[1][0][i], sol[1][1][i], x, M, a_m, be_m, c_m, wd)
+                                                for M in Mm)
+            dens[i] = v1.imag / mpmath.pi
+            derr[i] = float(abs(v1.imag - v0.imag) / mpmath.pi + (st + ulp * jn * sz) / mpmath.pi)
+        for i in np.nonzero(~inside & (np.array(derr) > 0))[0]:    # near an edge in float64: the polished edges decide
+            x = mpmath.mpf(float(xs[i]))
+            k = min(range(len(edges)), key=lambda j: abs(x - edges[j]))
+            if abs(x - edges[k]) > 2 * errs[k] and not any(lo < x < hi for lo, hi in zip(edges[::2], edges[1::2])):
+                derr[i] = 0.0
+        top = max([abs(v) for v in dens] + [mpmath.mpf(0)])
+        for i, (v, e) in enumerate(zip(dens, derr)):
+            if not inside[i]:
+                dens[i] = mpmath.mpf(0)
+                if e > float(top) * 10.0 ** -dps:
+                    raise ConvergenceError(f"spectrum: the density at x = {xs[i]:.6g}, within an edge's error of the "
+                                           f"edge, is bounded by {e:.3g} only", 0, e)
+            elif digits_of(v, e) < dps:
+                raise ConvergenceError(f"spectrum: density at x = {xs[i]:.6g}: {dps} digits requested, only "
+                                       f"{digits_of(v, e)} reached", 0, e)
+        for x, e in zip(edges, errs):
+            if x != 0 and digits_of(x, e) < dps:
+                raise ConvergenceError(f"spectrum: edge {mpmath.nstr(x, 8)}: {dps} digits requested, only "
+                                       f"{digits_of(x, e)} reached", 0, e)
+    return dens, derr, edges, errs
+
+
 def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), eta=None, nodes=None,
              dps: int | None = None) -> Spectrum:
-    """Bulk density on a grid, :math:`V_2(\\lambda)` at :math:`z=-\\lambda`, the atom and the mean spike per d,
-    with error estimates (two κ-rule levels and the last Newton step); ``dps`` polishes every value in
-    mpmath and certifies it (or raises :class:`~onestep_theory.errors.ConvergenceError`).
-
-    The density is the limit :math:`\\eta\\to0` of :math:`\\frac1\\pi\\mathrm{Im}V_2(x+i\\eta)`, extrapolated from
-    η, η/2, η/4 (``eta``, default :math:`10^{-3}\\max|x|`); its error contains the extrapolation's, which is
-    large only at the bulk's edges (docs/theory/srf-theory.md §7)."""
+    """Bulk density on a grid and the edges of its support (on the real axis, :func:`density_real`),
+    :math:`V_2(\\lambda)` at :math:`z=-\\lambda`, the atom and the mean spike per d, with error estimates (two
+    κ-rule levels and the last Newton step); ``dps`` polishes every value in mpmath and certifies it (or raises
+    :class:`~onestep_theory.errors.ConvergenceError`).  The default grid covers (0, 1.05 × top edge]; ``eta``
+    is accepted for compatibility and ignored (docs/theory/srf-theory.md §7.1)."""
     al, be = float_in(alpha, "alpha"), float_in(beta, "beta")
     r = check_real(r, "r", 0, None)
     c = check_real(c, "c", 0, None)
@@ -238,33 +343,15 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
         raise InvalidParameterError("c", c, "a real number > 0")
 
     dps = check_dps(dps, MAX_SRF_DPS)
+    if xs is not None:
+        xs = np.asarray(xs, dtype=float)
+        if xs.size > MAX_GRID or not np.all(np.isfinite(xs)):
+            raise InvalidParameterError("z", f"{xs.size} points", f"at most {MAX_GRID} finite grid points")
     if xs is None:
-        top = float(c) * (1 + math.sqrt(be)) ** 2 * 4
-        xs = np.linspace(top / 400, top, 200 if dps is None else 40)
-    xs = np.asarray(xs, dtype=float)
-    if xs.size > MAX_GRID or not np.all(np.isfinite(xs)):
-        raise InvalidParameterError("z", f"{xs.size} points", f"at most {MAX_GRID} finite grid points")
-    eta_v = float(eta) if eta is not None else 1e-3 * max(float(np.max(np.abs(xs))), 1e-3)
-    dens, derr = [], []
-    inits = [None, None, None]
-    for xv in xs:
-        # Im V2(x + i eta)/pi at eta, eta/2, eta/4, extrapolated to eta -> 0 (docs/theory/srf-theory.md §7): the
-        # Poisson smoothing is rho + a eta + b eta^2 + ..., so R_k = 2 rho(eta/2^k) - rho(eta/2^(k-1)) = rho - b eta^2
-        # / 2^(2k-1); the error of R_2 is a third of |R_2 - R_1|, which is taken whole (and the solver errors)
-        rho, err = [], []
-        for k in range(3):
-            V1, V2, e1, e2 = stieltjes_checked(student, complex(xv, eta_v / 2**k), r=r, c=c, alpha=alpha, beta=beta,
-                                               dps=dps, init=inits[k])
-            if float(V2.imag) < -1e-10:
-                raise ConvergenceError(f"Im V2 < 0 at x={xv}: wrong branch", 0, float(-V2.imag))
-            with precision(dps or 15):
-                rho.append(V2.imag / (math.pi if dps is None else mpmath.pi))
-            err.append(e2 / math.pi)
-            inits[k] = (complex(V1), complex(V2))
-        with precision(dps or 15):
-            r1, r2 = 2 * rho[1] - rho[0], 2 * rho[2] - rho[1]
-            dens.append(+r2 if dps is not None else float(r2))
-            derr.append(float(abs(r2 - r1)) + err[0] + 3 * err[1] + 2 * err[2])
+        top = density_real(student, [], r=r, c=c, alpha=alpha, beta=beta)[2][-1]
+        n = 200 if dps is None else 40
+        xs = 1.05 * top * np.arange(1, n + 1) / n
+    dens, derr, edges, eerr = density_real(student, xs, r=r, c=c, alpha=alpha, beta=beta, dps=dps)
     st, sterr = {}, {}
     for key, lam_x in ridge_points(lams):
         with precision(dps or 15):          # exact lambda becomes an mpf here, at the working precision
@@ -283,15 +370,26 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
                 sp_vals.append(to_mpf(to_exact(alpha), dps) * (w @ (mu0 * mu0)))
     rnd = 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2)
     sp_err = float(abs(sp_vals[1] - sp_vals[0])) + rnd
-    errors = {"density": derr, "stieltjes": sterr, "mean_spike_per_d": sp_err}
+    with precision(dps or 15):        # the atom (1 - alpha/beta)_+ is exact: its error is its rounding
+        atom = sp.Max(0, 1 - to_exact(alpha, "alpha") / to_exact(beta, "beta"))
+        atom = float(atom) if dps is None else to_mpf(atom, dps)
+    errors = {"density": derr, "edges": eerr, "stieltjes": sterr, "mean_spike_per_d": sp_err,
+              "atom_at_zero": float(abs(atom)) * (EPS if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 1))}
     if dps is not None:
-        worst = min([digits_of(v, e) for v, e in zip(st.values(), sterr.values())] + [digits_of(sp_vals[1], sp_err)])
+        # the mean spike is 0 for odd sigma at r = 0: absolute criterion, its error against alpha E[mu0^2 + c mu1^2
+        # + mu*^2] (the scale of the features' second moment)
+        w, mu0, m1s, ms2 = _moments(student, r, c, 1)
+        spread = al * float(w @ (mu0 * mu0 + float(c) * m1s + ms2))
+        worst = min([digits_of(v, e) for v, e in zip(st.values(), sterr.values())]
+                    + [digits_of(max(abs(sp_vals[1]), spread), sp_err)])
         if worst < dps:
             raise ConvergenceError(f"spectrum: {dps} digits requested, only {worst} reached", 0, sp_err)
-    return Spectrum(x=list(map(float, xs)), density=dens, stieltjes_at_minus_lambda=st,
-                    atom_at_zero=max(0.0, 1 - al / be), mean_spike_per_d=sp_vals[1], eta=eta_v, errors=errors,
-                    dps=dps, provenance=provenance(dps=dps, method="damped fixed point + Newton with the complex MP "
-                                                   "Stieltjes transform; error from a refined kappa rule; density: "
-                                                   "eta -> 0 by Richardson extrapolation from eta, eta/2, eta/4",
+    return Spectrum(x=list(map(float, xs)), density=dens, edges=edges, stieltjes_at_minus_lambda=st,
+                    atom_at_zero=atom, mean_spike_per_d=sp_vals[1], errors=errors,
+                    dps=dps, provenance=provenance(dps=dps, method="V2(-lambda): damped fixed point + Newton with the "
+                                                   "complex MP Stieltjes transform; density: Newton on the real axis "
+                                                   "(Im z = 0+) from an eta-homotopy, edges: folds (F, det J) = 0; "
+                                                   "errors from a refined kappa rule and the last Newton step",
                                                    references=["[DPCKLL24]", "[CPDKLZL24] App. F (189)-(191)",
-                                                               "docs/theory/srf-theory.md §7", "docs/theory/numerics.md §5"]))
+                                                               "docs/theory/srf-theory.md §7.1",
+                                                               "docs/theory/numerics.md §5"]))

@@ -1,0 +1,156 @@
+"""The single-group spectrum on the real axis (docs/theory/srf-theory.md §7.1): density, edges, atom.
+
+References: ``tests/data/density_reference.json`` (``tests/data/precompute/density_reference.py``: the Mei–Montanari
+two-equation system reduced to a quartic, mpmath.polyroots at 60 digits, edges from its discriminant — no code
+shared with the package), exact identities (mass and first moment of the bulk), and the old η → 0
+extrapolation at r > 0 (a different method, looser).
+"""
+
+from __future__ import annotations
+
+import fractions
+import json
+import pathlib
+
+import mpmath
+import numpy as np
+import pytest
+
+from onestep_theory.cli import main
+from onestep_theory.srf.spectrum import density_real, spectrum, stieltjes
+
+REF = json.loads((pathlib.Path(__file__).parent / "data" / "density_reference.json").read_text())["settings"]
+F = fractions.Fraction
+
+
+def _mp(v):
+    return mpmath.mpf(v) if not isinstance(v, (int, float)) else mpmath.mpf(float(v))
+
+
+@pytest.fixture(scope="module")
+def f64():
+    out = {}
+    for s in REF:
+        xs = [float(x) for x in s["x"] + s["x_outside"]]
+        out[s["name"]] = density_real("tanh", xs, r=0, c=s["c"], alpha=s["alpha"], beta=s["beta"])
+    return out
+
+
+@pytest.mark.parametrize("s", REF, ids=[s["name"] for s in REF])
+def test_float64_density_and_edges_against_mei_montanari(f64, s):
+    """>= 12 digits at the 30 bulk points of each setting (60 in all), the claim (|value - ref| <= error) at all
+    34 inside points (4 within 1e-3 and 1e-6 of an edge) and at both edges (>= 12 digits); exactly 0 outside."""
+    rho, err, edges, eerr = f64[s["name"]]
+    n_in = len(s["x"])
+    with mpmath.workdps(50):
+        for k, (v, e, ref) in enumerate(zip(rho[:n_in], err[:n_in], s["density"])):
+            gap = abs(_mp(v) - mpmath.mpf(ref))
+            assert gap <= e, (s["x"][k], v, e, ref)
+            if k < 30:
+                assert gap <= 1e-12 * mpmath.mpf(ref), (s["x"][k], v, ref)
+                assert e <= 1e-11 * float(ref)              # and the error vouches for it
+        assert rho[n_in:] == [0.0] * len(s["x_outside"]) and err[n_in:] == [0.0] * len(s["x_outside"])
+        assert len(edges) == 2
+        for v, e, ref in zip(edges, eerr, s["edges"]):
+            gap = abs(_mp(v) - mpmath.mpf(ref))
+            assert gap <= e and gap <= 1e-12 * mpmath.mpf(ref) and e <= 1e-12 * mpmath.mpf(ref), (v, e, ref)
+
+
+def _parse_text(out):
+    """(x, density, error) rows and [(edge, error)] from the printed text of ``spectrum``."""
+    lines = out.splitlines()
+    edges = [tuple(p.split(" +/- ")) for p in lines[1].split(": ", 1)[1].split(",  ")]
+    start = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["x", "density"]) + 1
+    rows = []
+    for ln in lines[start:]:
+        if ln.startswith("V2("):
+            break
+        rows.append(tuple(ln.split()))
+    return rows, edges
+
+
+def _contains(text, err_text, ref) -> bool:
+    return abs(F(text) - F(mpmath.nstr(ref, 45))) <= F(err_text)
+
+
+@pytest.mark.parametrize("dps", [None, 15, pytest.param(30, marks=pytest.mark.slow)])
+def test_cli_text_and_json_claims_at_r0(capsys, dps):
+    """The printed text and JSON of ``spectrum`` at r = 0 (setting with an atom): each printed density and edge ± its
+    printed error contains the Mei–Montanari reference; with --dps D the printed errors (the rounding to D digits
+    included) are <= 10^-(D-1) relative; a point typed as the float nearest an edge prints 0 ± an error at least
+    the true density there (sqrt law from the reference at 1e-6 of the edge); x <= 0 and beyond the bulk print 0."""
+    s = REF[1]
+    pick = [0, 7, 15, 29, 30, 32]
+    with mpmath.workdps(50):
+        ref = [mpmath.mpf(s["density"][k]) for k in pick]
+    xs = [float(s["x"][k]) for k in pick]
+    hi = float(s["edges"][1])
+    if dps and F(hi) < F(s["edges"][1]):      # at --dps the nearest float outside prints 0 +/- 0
+        hi = float(np.nextafter(hi, np.inf))
+    xs_all = xs + [hi, float(s["x_outside"][3]), -1.0]
+    argv = ["spectrum", "--student", "tanh", "--r", "0", "--c", s["c"], "--gamma", "1", "--alpha", s["alpha"],
+            "--beta", s["beta"], "--z", ",".join(repr(x) for x in xs_all), "--lam", "1/2"]
+    argv += [] if dps is None else ["--dps", str(dps)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    rows, edges = _parse_text(out)
+    assert main(argv + ["--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    with mpmath.workdps(50):
+        for (x, v, e), jv, je, r, k in zip(rows, d["density"], d["errors"]["density"], ref, pick):
+            assert (v, e) == (jv, je) and float(x) == xs[pick.index(k)]
+            assert _contains(v, e, r), (x, v, e, r)
+            if dps:
+                assert F(e) <= F(10) ** -(dps - 1) * F(v), (x, v, e)      # printed to D digits, rounding included
+        for (v, e), jv, je, r in zip(edges, d["edges"], d["errors"]["edges"], s["edges"]):
+            assert (v, e) == (jv, je) and _contains(v, e, mpmath.mpf(r)), (v, e, r)
+            if dps:
+                assert F(e) <= F(10) ** -(dps - 1) * F(v)
+        # the float nearest the top edge: true density <= rho(1e-6 w) sqrt(delta / 1e-6 w) (sqrt edge), 1 % slack
+        v, e = rows[len(xs)][1:]
+        width = mpmath.mpf(s["edges"][1]) - mpmath.mpf(s["edges"][0])
+        delta = max(mpmath.mpf(s["edges"][1]) - mpmath.mpf(hi), 0)
+        bound = mpmath.mpf(s["density"][33]) * mpmath.sqrt(delta / (width * mpmath.mpf(10) ** -6)) * 1.01
+        assert F(v) == 0 and F(e) >= F(mpmath.nstr(bound, 20)), (v, e, bound)
+        assert dps is None or F(e) == 0
+        assert [r[1:] for r in rows[len(xs) + 1:]] == [("0", "0"), ("0", "0")]
+        assert _contains(d["atom_at_zero"], d["errors"]["atom_at_zero"], mpmath.mpf(2) / 3)
+
+
+def test_mass_and_mean_of_the_bulk_at_r_positive():
+    """Exact identities at r > 0: the bulk's mass is min(alpha/beta, 1) (1 - atom), its mean is
+    (alpha/beta) E_kappa[c mu1^2 + mu*^2] (the z^-2 term of V2 at large z), by Gauss–Legendre in theta with
+    x = e- + (e+ - e-)(1 - cos theta)/2 (smooth at the square-root edges); tolerances 1e-9 relative."""
+    from onestep_theory.srf.cge import cge_values
+
+    kw = dict(r="1.1", c="1.02", alpha=2, beta="1/2")
+    _, _, edges, _ = density_real("tanh", [], **kw)
+    assert len(edges) == 2
+    lo, hi = edges
+    th, wt = np.polynomial.legendre.leggauss(60)
+    th = (th + 1) * np.pi / 2
+    xs = lo + (hi - lo) * (1 - np.cos(th)) / 2
+    rho, err, _, _ = density_real("tanh", xs, **kw)
+    jac = (hi - lo) * np.sin(th) / 2 * np.pi / 2
+    mass = float(np.sum(wt * np.array(rho) * jac))
+    mean = float(np.sum(wt * np.array(rho) * xs * jac))
+    assert abs(mass - 1) <= 1e-9
+    kap, wk = np.polynomial.hermite_e.hermegauss(80)          # an independent κ-rule (Gauss–Hermite)
+    cg = cge_values("tanh", "1.1", "1.02", kap)
+    ek = float(np.sum(wk * (1.02 * np.array(cg.mu1, dtype=float) ** 2 + np.array(cg.mustar2, dtype=float))))
+    assert abs(mean - 4 * ek / np.sqrt(2 * np.pi)) <= 1e-9 * mean
+
+
+def test_r_positive_against_the_eta_extrapolation():
+    """At r > 0 the real-axis density agrees with the old method (Richardson η → 0 from η, η/2, η/4 of
+    Im V2(x + iη)/π) within that method's error |R2 - R1| (3-4 digits), at three bulk points; and is exactly 0
+    beyond the top edge."""
+    kw = dict(r="1.1", c="1.02", alpha=2, beta="1/2")
+    xs = [0.5, 1.5, 3.0]
+    rho, err, edges, _ = density_real("tanh", xs + [edges_beyond := 5.0], **kw)
+    assert rho[-1] == 0.0 and edges[-1] < edges_beyond
+    eta = 1e-3 * 3.0
+    for x, v in zip(xs, rho):
+        g = [stieltjes("tanh", complex(x, eta / 2 ** k), **kw)[1].imag / np.pi for k in range(3)]
+        r1, r2 = 2 * g[1] - g[0], 2 * g[2] - g[1]
+        assert abs(v - r2) <= abs(r2 - r1) + 1e-9, (x, v, r2, r1)
