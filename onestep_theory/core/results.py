@@ -287,11 +287,17 @@ class VouchedResult(Result):
             out.append(("errors", _shown(rest, None, None)))
         return out
 
+    def _rows(self) -> list:
+        try:
+            return self._shown_fields()
+        except Exception:                          # noqa: BLE001  (a repr never raises: the raw fields instead)
+            return [(f.name, repr(getattr(self, f.name, None))) for f in dataclasses.fields(self)]
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(" + ", ".join(f"{k}={v}" for k, v in self._shown_fields()) + ")"
+        return f"{type(self).__name__}(" + ", ".join(f"{k}={v}" for k, v in self._rows()) + ")"
 
     def __str__(self) -> str:
-        rows = self._shown_fields()
+        rows = self._rows()
         w = max((len(k) for k, _ in rows), default=0)
         prov = getattr(self, "provenance", None)
         method = prov.get("method") if isinstance(prov, dict) else None
