@@ -85,7 +85,8 @@ def _run(args):
                         root_seed=args.seed, exponents=tuple(args.exponents), workers=args.workers,
                         scheduler=args.scheduler, progress=Progress("study", args.quiet, unit="task", eta=True),
                         target_se=args.target_se, max_reps=args.max_reps, tolerance=args.tolerance / 100,
-                        max_wait=args.max_wait, on_wait=lambda msg: print(f"study: {msg}", file=sys.stderr))
+                        max_wait=args.max_wait,
+                        on_wait=None if args.quiet else lambda msg: print(f"study: {msg}", file=sys.stderr))
     out = res.to_dict()
     run = out["run"]
     out["run"] = {"executed": run["executed"], "reused": run["reused"]}    # stdout: the same for the same study

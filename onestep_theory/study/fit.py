@@ -33,6 +33,7 @@ import math
 import numpy as np
 from scipy import integrate, optimize, special, stats
 
+from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from ..core.results import Result, provenance
 
@@ -93,6 +94,19 @@ def detectable_gap(se: float, nu: float = math.inf, level: float = 0.95, power: 
     """
     if not (se >= 0 and math.isfinite(se)) or not nu > 0 or not 0 < level < 1 or not 0 < power < 1:
         raise InvalidParameterError("se, nu", (se, nu), "se >= 0 finite, nu > 0, level and power in (0, 1)")
+    return _unit_gap(float(nu), float(level), float(power)) * se
+
+
+@cached(256)
+def _t_crit(nu):
+    """The two-sided 95 % critical value on ``nu`` degrees of freedom (the normal one beyond 1e5, as in
+    :func:`detectable_gap`)."""
+    return float(stats.norm.ppf(0.975) if math.isinf(nu) or nu > 1e5 else stats.t.ppf(0.975, nu))
+
+
+@cached(256)
+def _unit_gap(nu, level, power):
+    """:func:`detectable_gap` for se = 1."""
     if math.isinf(nu) or nu > 1e5:      # the normal limit (the t-based gap differs by < 1e-5 of it there)
         zc = stats.norm.ppf((1 + level) / 2)
         f = lambda x: special.ndtr(x - zc) + special.ndtr(-zc - x) - power      # noqa: E731
@@ -114,7 +128,7 @@ def detectable_gap(se: float, nu: float = math.inf, level: float = 0.95, power: 
             if f(hi) >= 0:
                 break
             hi *= 2
-    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)) * se
+    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12))
 
 
 def power_verdict(g_inf: float, se: float, nu: float = math.inf, *, dof: int = 1, scale: float | None = None,
@@ -131,8 +145,7 @@ def power_verdict(g_inf: float, se: float, nu: float = math.inf, *, dof: int = 1
     tol = float(tolerance)
     if not 0 < tol < math.inf:
         raise InvalidParameterError("tolerance", tolerance, "a relative tolerance > 0 (e.g. 0.01 for 1 %)")
-    tc = float(stats.norm.ppf(0.975) if math.isinf(nu) or nu > 1e7 else stats.t.ppf(0.975, nu))
-    half, mde = tc * se, detectable_gap(se, nu)
+    half, mde = _t_crit(float(nu)) * se, detectable_gap(se, nu)
     rel = scale is not None and scale != 0 and math.isfinite(scale)
     pct = (lambda x: 100 * x / scale) if rel else (lambda x: None)                          # noqa: E731
     unit = "% of the theory" if rel else "(absolute; the theory is 0)"
