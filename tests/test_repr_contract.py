@@ -226,3 +226,18 @@ def test_ipython_pretty_is_the_str():
     r = resolvent_from_constants("1/2", "1/2", "1/10", 1, "1/2", dps=30)
     assert pretty(r) == str(r) and pretty(r.m1) == repr(r.m1)
     assert str(r).splitlines()[1].startswith("  m1") and " ± " in str(r).splitlines()[1]
+
+
+# --------------------------------------------------------------------------------------------- Hermite layer
+@pytest.mark.parametrize("dps", [15, 30])
+def test_hermite_coefficients_repr_contains_the_reference(hermite_ref, dps):
+    """c_0..c_6, E σ² and c_>1 of tanh on the repr text against the 60-digit reference (tests/data)."""
+    from onestep_theory.hermite.coefficients import he_coeffs
+
+    ref = hermite_ref["tanh"]
+    h = he_coeffs("tanh", 6, dps=dps)
+    pr = printed(repr(h))
+    for k, c in enumerate(ref["c"]):
+        assert contains(pr[f"values[{k}]"], c, F(1, 10**60)), (k, pr[f"values[{k}]"])
+    assert contains(pr["second_moment"], ref["second_moment"], F(1, 10**60))
+    assert contains(pr["c_gt1"], ref["c_gt1"], F(1, 10**60)) and vouches(pr["c_gt1"], dps)

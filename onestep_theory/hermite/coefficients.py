@@ -61,6 +61,17 @@ class HermiteCoefficients(Result):
         # a closed form (e = 0) printed correctly rounded to dps digits has dps digits
         return text, err, min(self.dps, digits_of(v, err)) if v != 0 and e != 0 else self.dps   # exact, any exponent
 
+    def __repr__(self) -> str:
+        """Every coefficient and moment as ``value ± error`` (:meth:`printed`, docs/theory/numerics.md §1)."""
+        vals = ", ".join("%s ± %s" % self.printed("values", k)[:2] for k in range(len(self.values)))
+        moms = ", ".join(f"{key}=" + "%s ± %s" % self.printed(key)[:2]
+                         for key in ("mean", "second_moment", "c_gt1", "c_star"))
+        return (f"HermiteCoefficients(expression={self.expression!r}, kmax={self.kmax}, dps={self.dps}, "
+                f"values=[{vals}], {moms}, centered={self.centered}, methods={self.methods!r})")
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(repr(self))
+
     def to_dict(self) -> dict:
         d = super().to_dict()
         d.pop("values"), d.pop("exact"), d.pop("methods"), d.pop("errors", None)
