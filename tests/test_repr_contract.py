@@ -118,6 +118,19 @@ def test_kgroup_repr_against_the_single_group_reference(p0, dps):
         assert float(F(pr["test_error"][1])) < 1e-12 and type(sol.test_error) is np.float64   # floats stay floats
 
 
+@pytest.mark.slow
+def test_two_group_repr_against_a_15_digit_solve():
+    """Two groups (readout 1:1/2, 2:1/2, from the mapping) in float64 against the same solve at 15 digits (the
+    reference's own printed error allowed for)."""
+    from onestep_theory.srf import srf_groups
+
+    kw = dict(readout_spec="1:1/2,2:1/2", alpha0=20, eta=3, alpha="1.6", beta=1, lam=F(1, 3))
+    lo, hi = srf_groups("tanh", "sin", **kw), srf_groups("tanh", "sin", dps=15, **kw)
+    pr = printed(repr(lo))
+    assert contains(pr["test_error"], F(hi.test_error.text), F(hi.test_error.error_text)), (pr, hi.test_error)
+    assert vouches(printed(repr(hi))["test_error"], 15)
+
+
 # --------------------------------------------------------------------------------------------- resolvent, gains
 @pytest.fixture(scope="module")
 def rref():
