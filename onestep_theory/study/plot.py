@@ -26,15 +26,16 @@ def plot_study(result, path) -> str:
         # to_dict() writes a NaN (a size whose paired reference is missing) as the string "nan": read every number back
         ax.errorbar(x, [float(r["gap"]) for r in rows], yerr=[float(r["se"]) for r in rows], fmt="o", color=f"C{i}",
                     capsize=3,
-                    label=f"simulation - {name}" + ("" if "theory" in comp else " (paired)"))
+                    label="simulation - " + {"row_norms": "corrected theory (row norms)", "uncorrected":
+                                             "uncorrected theory"}.get(name, name) + ("" if "theory" in comp else " (paired)"))
         fit = comp["fit"]
         if fit is not None:
             xs = np.linspace(0, x.max() * 1.05, 200)
             # the coefficient of d^-e (key "d^-e") multiplies x^(2e), x = d^-1/2
             ys = float(fit["g_inf"]) + sum(float(a) * xs ** (2 * float(k[3:])) for k, a in fit["coefficients"].items())
             ax.plot(xs, ys, "-", color=f"C{i}", lw=1)
-            ax.errorbar([0], [float(fit["g_inf"])], yerr=[1.96 * float(fit["se"])], fmt="s", color=f"C{i}", capsize=4,
-                        mfc="none")
+            half = float(fit["half_width"]) if "half_width" in fit else 1.96 * float(fit["se"])   # t on its dof
+            ax.errorbar([0], [float(fit["g_inf"])], yerr=[half], fmt="s", color=f"C{i}", capsize=4, mfc="none")
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xlabel(r"$d^{-1/2}$")
     ax.set_ylabel(f"gap in {res['key']}")
