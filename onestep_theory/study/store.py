@@ -167,7 +167,7 @@ class ResultStore:
     def __init__(self, path, *, version: str = __version__, create: bool = True):
         self.path = os.fspath(path)
         self.version = str(version)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()      # reentrant: a claim's transaction reads through _query
         if not create and (not os.path.isfile(self.path) or os.path.getsize(self.path) == 0):
             raise InvalidParameterError("store", self.path, ALLOWED, "no such file, or an empty one")
         if self.path != ":memory:" and os.path.isfile(self.path) and os.path.getsize(self.path) > 0:
@@ -303,15 +303,10 @@ class ResultStore:
                 raise self._failure(exc) from None
 
     def _stored(self, key: str) -> dict | None:
-        """The stored result under ``key``, checked: every row under it must be of this version, hash back to
-        ``key`` from its own columns, agree with the others and hold a JSON object (a store whose rows were edited,
-        e.g. its ``version`` column rewritten, or truncated, is refused with one line, never half-read).  The one
-        test of "stored" for :meth:`get`, :meth:`has` and :meth:`claim`."""
-        try:
-            rows = self._con.execute("SELECT protocol, params, d, seed_index, version, result FROM tasks "
-                                     "WHERE key = ?", (key,)).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise self._failure(exc) from None
+        """The stored result under ``key``, checked (rows of this version that hash back to ``key`` from their own
+        columns, agree and hold a JSON object; an edited or truncated row is refused with one line, never half-read):
+        the one test of "stored" for :meth:`get`, :meth:`has` and :meth:`claim`."""
+        rows = self._query("SELECT protocol, params, d, seed_index, version, result FROM tasks WHERE key = ?", (key,))
         if not rows:
             return None
         problem = None
@@ -335,9 +330,7 @@ class ResultStore:
 
     def get(self, protocol: str, params: dict, d: int, seed_index: int) -> dict | None:
         """The stored result of a task (this version), or None."""
-        key = self.key(protocol, params, d, seed_index)
-        with self._lock:
-            return self._stored(key)
+        return self._stored(self.key(protocol, params, d, seed_index))
 
     def has(self, protocol: str, params: dict, d: int, seed_index: int) -> bool:
         """Whether the task is stored (this version)."""
