@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from onestep_theory.cli import main
-from onestep_theory.srf.spectrum import density_real, spectrum, stieltjes
+from onestep_theory.srf.spectrum import density_real, stieltjes
 
 REF = json.loads((pathlib.Path(__file__).parent / "data" / "density_reference.json").read_text())["settings"]
 F = fractions.Fraction

@@ -23,14 +23,49 @@ import math
 import mpmath
 import numpy as np
 
+from ..core.caches import cached
 from ..core.errors import ConvergenceError
+from ..core.exact import to_exact, to_float, to_mpf
+from ..core.precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, workdps
+from ..hermite.activation import Activation
+from ..hermite.quadrature import normal_rule
+from .cge import cge_arb, cge_coeffs
+from .kappa import kappa_features
 
-__all__ = ["prepare", "system", "newton", "solve_real", "resolve", "find_edges", "refold", "polish_edge",
+__all__ = ["moments", "moments_cached", "prepare", "system", "newton", "solve_real", "resolve", "find_edges", "refold", "comb_reach", "polish_edge",
            "polish_point"]
 
 EPS = 2.0 ** -52
 #: η-homotopy: from η = 4L down to 4L·8^-LEVELS (then η = 0), L the bulk scale.
 LEVELS = 16
+
+
+@cached(maxsize=64)
+def moments_cached(act, r, c, level, dps):
+    """(weights, mu0, mu1^2, mu*^2) on the κ-rule of :func:`~onestep_theory.srf.kappa_features` (float64, or
+    mpf arrays computed in Arb at ``dps`` working digits)."""
+    hard, soft, hmax = kappa_features(act, None, float(r), float(c), 0.0)
+    if dps is None:
+        rule = normal_rule(hard, soft, digits=16, level=level, hmax=hmax)
+        mu0, mu1, ms2 = cge_coeffs(act, float(r), float(c), rule.nodes, level=level)
+        return rule.weights, mu0, mu1 * mu1, ms2
+    with workdps(dps):
+        rule = normal_rule(hard, soft, digits=dps - GUARD_DIGITS + 2, level=level, hmax=hmax, dps=dps)
+        m0, m1, ms = cge_arb(act, mpf_to_arb(r), mpf_to_arb(c), list(rule.nodes), level=level,
+                             digits=dps - GUARD_DIGITS + 2)
+        conv = (lambda arr: np.array([arb_to_mpf(v) for v in arr], dtype=object))
+        mu1 = conv(m1)
+        return conv(rule.weights), conv(m0), mu1 * mu1, conv(ms)
+
+
+def moments(student, r, c, level=0, dps=None):
+    """:func:`moments_cached` for a student as typed and exact (or float) r, c (docs/theory/srf-theory.md §7)."""
+    act = Activation.from_any(student, "student")
+    if dps is None:
+        return moments_cached(act, to_float(r, "r"), to_float(c, "c"), level, None)
+    with workdps(dps):     # exact inputs evaluated at the working precision (never via float)
+        rm, cm = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v), dps) for v in (r, c))
+    return moments_cached(act, rm, cm, level, dps)
 
 
 def prepare(M):
@@ -156,17 +191,38 @@ def resolve(xs, V1, V2, M, a, be, c, scale):
     return _finish(xs, W1, W2, step, M, a, be, c)
 
 
-def refold(E, M, a, be, c):
+def refold(E, M, a, be, c, scale):
     """The folds ``E`` of :func:`find_edges` re-solved on a nearby rule (the refined κ-rule) by the fold Newton
     from each; a hard edge at 0 is kept."""
     out = []
-    for e, V1, V2, step, br in E:
-        if V1 is None:
-            out.append((e, V1, V2, step, br))
-        else:
-            W1, W2, x, last = _fold_newton(V1, V2, e, M, a, be, c)
-            out.append((x, W1, W2, last, br))
+    try:
+        for e, V1, V2, step, br in E:
+            if V1 is None:
+                out.append((e, V1, V2, step, br))
+            else:
+                W1, W2, x, last = _fold_newton(V1, V2, e, M, a, be, c)
+                out.append((x, W1, W2, last, br))
+    except ConvergenceError:
+        out = find_edges(M, a, be, c, scale)
+        if len(out) != len(E):
+            raise ConvergenceError(f"spectrum: the support's edges depend on the kappa rule ({len(E)} edges, "
+                                   f"{len(out)} on the refined rule): a thin tail split by the rule's nodes (r > 0, "
+                                   f"small alpha/beta) is not resolved on the real axis", 0,
+                                   abs(len(out) - len(E))) from None
     return out
+
+
+def comb_reach(edge, outward, span, M, a, be, c, scale, n=100):
+    r"""How far beyond ``edge`` (direction ``outward`` = ±1, over ``span``) the discrete κ-rule still has support:
+    at r > 0 and small :math:`\alpha/\beta` the rule's nodes can split a thin tail of the density into separate
+    small intervals ("a comb") that the scan of :func:`find_edges` steps over.  Returns the distance from the
+    edge to the farthest point with :math:`\mathrm{Im}V_2>0` of ``n`` points (0 if none), plus one spacing."""
+    xs = edge + outward * span * np.arange(1, n + 1) / n
+    xs = xs[xs > 0]
+    if xs.size == 0:
+        return 0.0
+    ins = _inside(solve_real(xs, M, a, be, c, scale)[1])
+    return float(abs(xs[ins][-1] - edge) + span / n) if np.any(ins) else 0.0
 
 
 def _inside(V2):
@@ -181,7 +237,7 @@ def _fold_newton(V1, V2, x, M, a, be, c, iters=8):
         det = J11 * J22 - J12 * J21
         grad = []
         for j in range(2):
-            h = 1e-6 * max(abs(V1), abs(V2), 1e-300)
+            h = 1e-6 * max(abs((V1, V2)[j]), 1e-300)      # per unknown: V1 ~ c V2 can differ by orders of magnitude
             p, q = ((V1 + h, V2), (V1 - h, V2)) if j == 0 else ((V1, V2 + h), (V1, V2 - h))
             dp, dq = (np.real(_step(system(*pp, x, M, a, be, c))[2]) for pp in (p, q))
             grad.append((dp - dq) / (2 * h))
@@ -191,11 +247,13 @@ def _fold_newton(V1, V2, x, M, a, be, c, iters=8):
         except np.linalg.LinAlgError:
             raise ConvergenceError("spectrum edge: singular fold system", 0, float(abs(det))) from None
         V1, V2, x = V1 + d[0], V2 + d[1], x + d[2]
-        last = abs(d[2])
+        prev, last = last, abs(d[2])
         if not all(map(math.isfinite, (V1, V2, x))):
             raise ConvergenceError("spectrum edge: the fold Newton diverged", 0, math.inf)
-        if last <= 4 * EPS * abs(x):
+        if last <= 4 * EPS * abs(x) or (last <= 1e-12 * abs(x) and last > prev / 2):     # at the rounding floor
             break
+    else:
+        raise ConvergenceError("spectrum edge: the fold Newton did not converge", iters, float(last))
     return V1, V2, x, last
 
 
@@ -252,9 +310,9 @@ def polish_edge(V1, V2, x, M, a, be, c, wd):
     for _ in range(30):
         F1, F2, J11, J12, J21, J22 = system(V1, V2, x, M, a, be, c)[:6]
         det = J11 * J22 - J12 * J21
-        h = mpmath.mpf(10) ** -(wd // 2) * max(abs(V1), abs(V2))
-        g1 = (_step(system(V1 + h, V2, x, M, a, be, c))[2] - _step(system(V1 - h, V2, x, M, a, be, c))[2]) / (2 * h)
-        g2 = (_step(system(V1, V2 + h, x, M, a, be, c))[2] - _step(system(V1, V2 - h, x, M, a, be, c))[2]) / (2 * h)
+        h1, h2 = (mpmath.mpf(10) ** -(wd // 2) * abs(v) for v in (V1, V2))
+        g1 = (_step(system(V1 + h1, V2, x, M, a, be, c))[2] - _step(system(V1 - h1, V2, x, M, a, be, c))[2]) / (2 * h1)
+        g2 = (_step(system(V1, V2 + h2, x, M, a, be, c))[2] - _step(system(V1, V2 - h2, x, M, a, be, c))[2]) / (2 * h2)
         G = mpmath.matrix([[J11, J12, -1], [J21, J22, 0], [g1, g2, 0]])
         d = mpmath.lu_solve(G, mpmath.matrix([-F1, -F2, -det]))
         V1, V2, x = V1 + d[0], V2 + d[1], x + d[2]

@@ -22,16 +22,12 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..core.caches import cached
-from .cge import cge_arb, cge_coeffs
 from ..core.errors import ConvergenceError, InvalidParameterError
-from ..hermite.activation import Activation
-from ..core.precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, workdps
-from ..hermite.quadrature import normal_rule
+from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import VouchedResult, digits_of, provenance
 from ..core.exact import check_dps, check_real, float_in, to_exact, to_float, to_mpf
-from .kappa import kappa_features
-from .realaxis import EPS, find_edges, polish_edge, polish_point, prepare, refold, resolve, solve_real
+from .realaxis import EPS, moments
+from .realdensity import density_real
 from ..core.limits import MAX_SRF_DPS
 
 __all__ = ["stieltjes", "stieltjes_checked", "density", "density_real", "mean_spike", "Spectrum", "spectrum",
@@ -51,33 +47,6 @@ def _mp_stieltjes_complex(c, beta, t):
         if len(good) == 1:
             return good[0]
     return min(roots, key=lambda s: abs(s * t - 1))      # s ~ 1/t branch
-
-
-@cached(maxsize=64)
-def _moments_cached(act, r, c, level, dps):
-    """(weights, mu0, mu1^2, mu*^2) on the κ-rule of :func:`~onestep_theory.srf.kappa_features` (float64, or
-    mpf arrays computed in Arb at ``dps`` working digits)."""
-    hard, soft, hmax = kappa_features(act, None, float(r), float(c), 0.0)
-    if dps is None:
-        rule = normal_rule(hard, soft, digits=16, level=level, hmax=hmax)
-        mu0, mu1, ms2 = cge_coeffs(act, float(r), float(c), rule.nodes, level=level)
-        return rule.weights, mu0, mu1 * mu1, ms2
-    with workdps(dps):
-        rule = normal_rule(hard, soft, digits=dps - GUARD_DIGITS + 2, level=level, hmax=hmax, dps=dps)
-        m0, m1, ms = cge_arb(act, mpf_to_arb(r), mpf_to_arb(c), list(rule.nodes), level=level,
-                             digits=dps - GUARD_DIGITS + 2)
-        conv = (lambda arr: np.array([arb_to_mpf(v) for v in arr], dtype=object))
-        mu1 = conv(m1)
-        return conv(rule.weights), conv(m0), mu1 * mu1, conv(ms)
-
-
-def _moments(student, r, c, level=0, dps=None):
-    act = Activation.from_any(student, "student")
-    if dps is None:
-        return _moments_cached(act, to_float(r, "r"), to_float(c, "c"), level, None)
-    with workdps(dps):     # exact inputs evaluated at the working precision (never via float)
-        rm, cm = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v), dps) for v in (r, c))
-    return _moments_cached(act, rm, cm, level, dps)
 
 
 def _vmap(V, M, z, al, be, c):
@@ -100,7 +69,7 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
     differences).  With ``dps``: chord-Newton in mpmath (``mpc``) on Arb-computed κ-rules, from the
     float64 root.  Raises :class:`~onestep_theory.errors.ConvergenceError` if the iteration fails.
     """
-    M = _moments(student, r, c, level)
+    M = moments(student, r, c, level)
     c_f, al, be = to_float(c, "c"), to_float(alpha, "alpha"), to_float(beta, "beta")
     zc = complex(z)
     V = init if init is not None else (complex(1.0, 0.1), complex(1.0, 0.1))
@@ -138,7 +107,7 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
         return (V, step) if _with_error else V
     with precision(dps):
         wd = dps + GUARD_DIGITS
-        Mm = _moments(student, r, c, level, wd)
+        Mm = moments(student, r, c, level, wd)
         zm = mpmath.mpc(z) if not isinstance(z, str) else mpmath.mpc(mpmath.mpf(z))
         al_m, be_m, c_m = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v), dps) for v in (alpha, beta, c))
         Jm = mpmath.matrix(Jinv.tolist())
@@ -188,7 +157,7 @@ def density(student, xs, *, r, c, alpha, beta, eta=None, nodes=None):
 
 def mean_spike(student, *, r, c, alpha, d, nodes=None) -> float:
     r""":math:`n\,\mathbb E_\kappa\mu_0(\kappa)^2` with :math:`n=\alpha d` (191)."""
-    w, mu0, _, _ = _moments(student, r, c)
+    w, mu0, _, _ = moments(student, r, c)
     return to_float(alpha, "alpha") * d * float(w @ (mu0 * mu0))
 
 
@@ -226,109 +195,6 @@ def ridge_points(lams) -> list:
 MAX_GRID = 20000
 
 
-def _edges_f64(Ms, a, be, c, scale):
-    """Edges at κ-rule levels 0 and 1 (float64): ``(level-1 folds, errors)``; error = level change + the last
-    fold-Newton step + 100 ε |x| (rounding); a hard edge at 0 (support reaching the first scan point) has the error
-    x_1 of that scan point (docs/theory/srf-theory.md §7.1)."""
-    E0 = find_edges(Ms[0], a, be, c, scale)
-    E1 = refold(E0, Ms[1], a, be, c)
-    errs = [e1[3] if e1[1] is None else abs(e1[0] - e0[0]) + e1[3] + 100 * EPS * abs(e1[0])
-            for e0, e1 in zip(E0, E1)]
-    return E1, errs
-
-
-def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
-    r"""The bulk density :math:`\rho(x)=\frac1\pi\mathrm{Im}V_2(x+i0^+)` at every x of ``xs`` and the edges of the
-    support, solved on the real axis (docs/theory/srf-theory.md §7.1).  Returns
-    ``(density, density_errors, edges, edge_errors)``; outside the support (farther from it than twice an edge's
-    error) the density is exactly 0 with error 0, x <= 0 included (the atom is reported apart).
-
-    Errors: the change from the κ-rule of level 0 to level 1, plus the last Newton step, plus the rounding
-    bound :math:`\varepsilon\,\|J^{-1}\|\sum|\text{terms}|`; with ``dps`` every root is polished in mpmath at
-    ``dps + 10`` digits on both rules, and fewer than ``dps`` digits raise
-    :class:`~onestep_theory.errors.ConvergenceError` (a density within an edge's error of that edge: absolute
-    criterion :math:`10^{-\mathrm{dps}}\max\rho`)."""
-    al, be_f, c_f = float_in(alpha, "alpha"), float_in(beta, "beta"), to_float(c, "c")
-    a = al / be_f
-    xs = np.asarray(xs, dtype=float)
-    Ms = [prepare(tuple(_moments(student, r, c, level)[i] for i in (0, 2, 3))) for level in (0, 1)]
-    w, m1s, ms2 = Ms[1]
-    scale = max(a, 1.0) * float(np.real(w @ (m1s * c_f + ms2)))
-    E, eerr = _edges_f64(Ms, a, be_f, c_f, scale)
-    edges = [e[0] for e in E]
-    dist = np.array([min([abs(x - e) for e in edges]) for x in xs], dtype=float)
-    near = dist <= 2 * np.array([eerr[int(np.argmin([abs(x - e) for e in edges]))] for x in xs], dtype=float)
-    inside = np.array([any(lo < x < hi for lo, hi in zip(edges[::2], edges[1::2])) for x in xs], dtype=bool) & ~near
-    dens, derr = [0.0] * len(xs), [0.0] * len(xs)
-    sol = [solve_real(xs, Ms[0], a, be_f, c_f, scale)]
-    sol.append(resolve(xs, sol[0][0], sol[0][1], Ms[1], a, be_f, c_f, scale))
-    if np.any(sol[1][1].imag[~inside & ~near & (xs > 0)] > 0):
-        raise ConvergenceError("spectrum: a point outside the edges found has a density > 0 (an interval narrower "
-                               "than the scan step)", 0, 0.0)
-    V1, V2, step, jinv, size = sol[1]
-    bad = inside & ~(V2.imag > 0)
-    if np.any(bad):
-        raise ConvergenceError(f"spectrum: no physical root at x = {xs[bad][0]:.6g} inside the support", 0, 0.0)
-    rho = [v.imag / math.pi for v in (sol[0][1], V2)]
-    rnd = 10 * EPS * math.log2(len(w) + 2) * jinv * size
-    for i in np.nonzero(inside)[0]:
-        dens[i], derr[i] = float(rho[1][i]), float(abs(rho[1][i] - rho[0][i]) + (step[i] + rnd[i]) / math.pi)
-    for i in np.nonzero(near)[0]:       # within an edge's error: rho <= rho at twice that error inside, taken whole
-        k = int(np.argmin([abs(xs[i] - e) for e in edges]))
-        probe = edges[k] + (1 if k % 2 == 0 else -1) * (dist[i] + 2 * eerr[k])
-        bound = solve_real(np.array([probe]), Ms[1], a, be_f, c_f, scale)[1][0].imag / math.pi
-        dens[i], derr[i] = 0.0, float(2 * bound)
-    if dps is None:
-        return dens, derr, edges, eerr
-    return _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, derr)
-
-
-def _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, derr):
-    """The mpmath stage of :func:`density_real`: every inside root and every fold polished at ``dps + 10`` digits
-    on both κ-rules; errors = rule change + last Newton step + 10^-(wd-2) ||J^-1|| Σ|terms|."""
-    wd = dps + GUARD_DIGITS
-    with precision(dps):
-        al_m, be_m, c_m = (to_mpf(to_exact(v), dps) for v in (alpha, beta, c))
-        a_m = al_m / be_m
-        Mm = [prepare(tuple(_moments(student, r, c, level, wd)[i] for i in (0, 2, 3))) for level in (0, 1)]
-        ulp = mpmath.mpf(10) ** -(wd - 2)
-        edges, errs = [], []
-        for e, ee in zip(E, eerr):
-            if e[1] is None:                # a hard edge at 0: its error is the first scan point
-                edges.append(mpmath.mpf(0))
-                errs.append(ee)
-                continue
-            (x0, *_), (x1, _, _, st) = (polish_edge(e[1], e[2], e[0], M, a_m, be_m, c_m, wd) for M in Mm)
-            edges.append(x1)
-            errs.append(float(abs(x1 - x0) + st + ulp * abs(x1)))
-        for i in np.nonzero(inside)[0]:
-            x = mpmath.mpf(float(xs[i]))
-            (_, v0, *_), (_, v1, st, jn, sz) = (polish_point(sol[1][0][i], sol[1][1][i], x, M, a_m, be_m, c_m, wd)
-                                                for M in Mm)
-            dens[i] = v1.imag / mpmath.pi
-            derr[i] = float(abs(v1.imag - v0.imag) / mpmath.pi + (st + ulp * jn * sz) / mpmath.pi)
-        for i in np.nonzero(~inside & (np.array(derr) > 0))[0]:    # near an edge in float64: the polished edges decide
-            x = mpmath.mpf(float(xs[i]))
-            k = min(range(len(edges)), key=lambda j: abs(x - edges[j]))
-            if abs(x - edges[k]) > 2 * errs[k] and not any(lo < x < hi for lo, hi in zip(edges[::2], edges[1::2])):
-                derr[i] = 0.0
-        top = max([abs(v) for v in dens] + [mpmath.mpf(0)])
-        for i, (v, e) in enumerate(zip(dens, derr)):
-            if not inside[i]:
-                dens[i] = mpmath.mpf(0)
-                if e > float(top) * 10.0 ** -dps:
-                    raise ConvergenceError(f"spectrum: the density at x = {xs[i]:.6g}, within an edge's error of the "
-                                           f"edge, is bounded by {e:.3g} only", 0, e)
-            elif digits_of(v, e) < dps:
-                raise ConvergenceError(f"spectrum: density at x = {xs[i]:.6g}: {dps} digits requested, only "
-                                       f"{digits_of(v, e)} reached", 0, e)
-        for x, e in zip(edges, errs):
-            if x != 0 and digits_of(x, e) < dps:
-                raise ConvergenceError(f"spectrum: edge {mpmath.nstr(x, 8)}: {dps} digits requested, only "
-                                       f"{digits_of(x, e)} reached", 0, e)
-    return dens, derr, edges, errs
-
-
 def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), eta=None, nodes=None,
              dps: int | None = None) -> Spectrum:
     """Bulk density on a grid and the edges of its support (on the real axis, :func:`density_real`),
@@ -362,11 +228,11 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
     sp_vals = []
     for level in (0, 1):
         if dps is None:
-            w, mu0, _, _ = _moments(student, r, c, level)
+            w, mu0, _, _ = moments(student, r, c, level)
             sp_vals.append(al * float(w @ (mu0 * mu0)))
         else:
             with precision(dps):
-                w, mu0, _, _ = _moments(student, r, c, level, dps + GUARD_DIGITS)
+                w, mu0, _, _ = moments(student, r, c, level, dps + GUARD_DIGITS)
                 sp_vals.append(to_mpf(to_exact(alpha), dps) * (w @ (mu0 * mu0)))
     rnd = 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2)
     sp_err = float(abs(sp_vals[1] - sp_vals[0])) + rnd
@@ -378,7 +244,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
     if dps is not None:
         # the mean spike is 0 for odd sigma at r = 0: absolute criterion, its error against alpha E[mu0^2 + c mu1^2
         # + mu*^2] (the scale of the features' second moment)
-        w, mu0, m1s, ms2 = _moments(student, r, c, 1)
+        w, mu0, m1s, ms2 = moments(student, r, c, 1)
         spread = al * float(w @ (mu0 * mu0 + float(c) * m1s + ms2))
         worst = min([digits_of(v, e) for v, e in zip(st.values(), sterr.values())]
                     + [digits_of(max(abs(sp_vals[1]), spread), sp_err)])
