@@ -79,7 +79,7 @@ def run_bounds_groups(args):
     kw = dict(c_formula=args.c_formula, strict_odd=not args.allow_non_odd, noise_var=args.noise_var)
     if args.optimize_eta:
         b = group_bounds(args.student, args.teacher, readout_spec=args.readout, alpha0=args.alpha0 or "inf",
-                         optimize_eta=True, eta_max=args.eta_max, **kw)
+                         optimize_eta=True, eta_max=args.eta_max, r=args.r, c=args.c, gamma=args.gamma, **kw)
     elif args.r is not None:
         b = group_bounds(args.student, args.teacher, readout_spec=args.readout, r=args.r, c=args.c or 1,
                          gamma=args.gamma or 1, **kw)
@@ -93,7 +93,7 @@ def run_bounds_groups(args):
                ("upper_single", "upper (26), u = 1"), ("lower_single", "lower (27), u = 1"))]
     lines += [f"{'best_linear':<22} = {b.best_linear:.15g}", f"{'ranks (up, low, K)':<22} = {b.ranks}"]
     if b.optimized:
-        lines.append(f"{'eta_upper, eta_lower':<22} = {b.eta_upper:.10g}, {b.eta_lower:.10g}")
+        lines += [f"{k:<22} = {d[k]}   +/- {d['errors'][k]}" for k in ("eta_upper", "eta_lower")]
     emit(args, d, "\n".join(lines))
     return 0
 
@@ -117,7 +117,11 @@ def _run_tau_star(args):
              f"kappa* = {d['kappa']}   +/- {d['errors']['kappa']}{ex(d['kappa_exact'])}",
              f"kernel lower bound ||P_>1 f*||^2 = {d['kernel_bound']};  Thm. 7 beats kernels (bound > 10 tau*): "
              f"{d['beats_kernel']}",
-             "in this package's convention: a neuron with spike r_eff = kappa* at c = 1 (a readout group u* = kappa*/r)"]
+             "in this package's convention: a neuron with spike r_eff = kappa* at c = 1 (a readout group u* = kappa*/r)",
+             (f"eta*   = {d['eta_star']}   +/- {d['errors']['eta_star']}{ex(d['eta_exact'])}   (the learning rate of "
+              "Result 3.1 at alpha0 = inf giving r = kappa*: kappa*/(mu1 mu1*))") if t.eta_star is not None else
+             "eta*: no learning rate of Result 3.1 at alpha0 = inf reaches kappa* (mu1 mu1* = 0, or kappa* infinite "
+             "or of the other sign)"]
     emit(args, d, "\n".join(lines))
     return 0
 

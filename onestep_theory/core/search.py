@@ -33,7 +33,7 @@ from .results import VouchedResult, digits_of, provenance
 
 __all__ = ["grid_minimize", "Argmin", "certified_argmin", "differences"]
 
-#: widenings (×10) of the certified interval before the search gives up
+#: widenings (×10) of the certified interval before the search gives up (three times as many in float64)
 _WIDEN = 8
 
 
@@ -89,7 +89,7 @@ def _cheap(deriv, t, dps, count):
 def _certify(deriv, x, delta, lo, hi, dps, gtol_of, count, progress):
     """Widen ``delta`` (×10) until g changes sign with certainty on ``[x - delta, x + delta]``; returns
     ``(delta, (g, err) at both ends, the left end)``."""
-    for _ in range(_WIDEN):
+    for _ in range(_WIDEN if dps is not None else 3 * _WIDEN):
         a, b = max(x - delta, lo), min(x + delta, hi)
         gtol = gtol_of(delta)
         ga, gb = _sure(deriv, a, dps, gtol, count), _sure(deriv, b, dps, gtol, count)
@@ -135,6 +135,8 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
         if j not in cache:
             try:
                 cache[j] = _sure(deriv, float(grid[j]), None, math.inf, count)
+                if not (math.isfinite(float(cache[j][0])) and math.isfinite(cache[j][1])):
+                    cache[j] = None
             except ConvergenceError:
                 cache[j] = None
         return cache[j]
@@ -151,10 +153,10 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
             a -= 1
         elif not right_ok and b < n - 1:
             b += 1
-        elif not left_ok and vals[0] <= vals[i] and (ga is None or ga[0] - ga[1] > 0 or i == 0):
+        elif not left_ok and vals[0] <= vals[i] and (ga is None or ga[0] - ga[1] > 0):
             end = "lo"
             break
-        elif not right_ok and vals[-1] <= vals[i] and (gb is None or gb[0] + gb[1] < 0 or i == n - 1):
+        elif not right_ok and vals[-1] <= vals[i] and (gb is None or gb[0] + gb[1] < 0):
             end = "hi"
             break
         else:

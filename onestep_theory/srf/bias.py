@@ -12,12 +12,10 @@ the simulator's joint (a, b) fit (``sim_srf(bias="train")``).
 
 from __future__ import annotations
 
-import math
-
 from ..core.errors import InvalidParameterError
 from ..core.exact import binary_exact, check_real, float_in
 from ..core.results import provenance
-from ..core.search import grid_minimize
+from ..core.search import certified_argmin, differences
 from ..hermite.activation import Activation
 from .losses import LOSSES
 from .solve import srf_solve
@@ -39,25 +37,30 @@ def trained_bias(student, teacher, *, alpha, beta, lam, r, c, gamma, bias_max=3)
     r"""The bias b* minimising the asymptotic training objective over :math:`[-b_{\max},b_{\max}]` and the test error
     there (docs/theory/srf-theory.md §4.9), square loss, noiseless labels, given (r, c, γ).
 
-    Search: 13-point grid, then bounded Brent (``xatol`` 1e-6).  Errors: the objective's refinement error; b*
-    to within :math:`\max(10^{-6},\sqrt{2\,\delta_{\rm obj}/\mathrm{curvature}})`; the test error's error is its
-    own plus :math:`|d\varepsilon_g/db|` times that.
+    Search: :func:`~onestep_theory.core.search.certified_argmin` (13-point grid, certified bracket of the
+    objective's b-derivative by central differences of its refined values, brentq; docs/theory/numerics.md §9): the
+    true b* lies within ``bias_error``.  The test error's error is its own plus :math:`|d\varepsilon_g/db|` times that.
     """
     bm = float(check_real(bias_max, "bias_max", 0, 20))
     if not bm > 0:
         raise InvalidParameterError("bias_max", bias_max, "a real number in (0, 20]")
     kw = dict(alpha=alpha, beta=beta, lam=lam, r=r, c=c, gamma=gamma)
-    b, _ = grid_minimize(lambda t: training_objective(student, teacher, t, **kw)[0], -bm, bm, 13, 1e-6)
-    obj, oerr, sol = training_objective(student, teacher, b, **kw)
-    h = 1e-3
-    (op, _, sp_), (om, _, sm) = (training_objective(student, teacher, b + d, **kw) for d in (h, -h))
-    curv = (op - 2 * obj + om) / (h * h)
-    db = max(1e-6, math.sqrt(2 * oerr / curv)) if curv > 0 else math.inf
+
+    def obj(t, d=None):
+        v, e, _ = training_objective(student, teacher, float(t), **kw)
+        return v, e
+
+    m = certified_argmin(lambda t: obj(t)[0], differences(obj), obj, -bm, bm, points=13,
+                         method="general square channel at each b; certified argmin of the training objective")
+    b, db = float(m.x), float(m.errors["x"])
+    obj_v, oerr, sol = training_objective(student, teacher, b, **kw)
+    h = max(db, 1e-4)
+    (_, _, sp_), (_, _, sm) = (training_objective(student, teacher, b + d, **kw) for d in (h, -h))
     slope = abs(float(sp_.test_error) - float(sm.test_error)) / (2 * h)
     s_b = Activation.from_any(student, "student").shifted(binary_exact(b))
     test = srf_solve(s_b, teacher, **kw)
-    return dict(bias=b, bias_error=db, objective=obj, test_error=float(test.test_error),
-                errors={"objective": oerr, "test_error": test.abs_error + slope * db},
-                at_boundary=bool(abs(b) > bm - 1e-3), test_error_at_zero=float(srf_solve(student, teacher, **kw).test_error),
-                provenance=provenance(method="general square channel at each b; grid + bounded Brent",
+    return dict(bias=b, bias_error=db, objective=obj_v, test_error=float(test.test_error),
+                errors={"objective": oerr + float(m.errors["value"]), "test_error": test.abs_error + slope * db},
+                at_boundary=bool(m.at_end), test_error_at_zero=float(srf_solve(student, teacher, **kw).test_error),
+                provenance=provenance(method=m.provenance["method"],
                                       references=["[CPDKLZL24] (130)-(132)", "docs/theory/srf-theory.md §4.9"]))

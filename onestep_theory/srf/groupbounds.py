@@ -27,7 +27,7 @@ import numpy as np
 from ..core.errors import InvalidParameterError
 from ..core.exact import binary_exact, check_real, float_in
 from ..core.results import VouchedResult, digits_of, provenance
-from ..core.search import grid_minimize
+from ..core.search import certified_argmin, differences
 from ..hermite.activation import Activation
 from ..hermite.expressions import breakpoints, is_odd
 from ..hermite.quadrature import normal_rule
@@ -121,7 +121,7 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
     norm2 = float(t.second_moment(20))
     refs = ["[CPDKLZL24] (26)-(28), App. D", "docs/theory/srf-theory.md §8", "docs/theory/srf-theory.md §6"]
     if optimize_eta:
-        em = eta_search_range(eta_max, r)
+        em = eta_search_range(eta_max, r, c, gamma)
 
         def rcg(e):
             p = srf_params(s, t, alpha0, binary_exact(e), noise_var, c_formula=c_formula, strict_odd=strict_odd,
@@ -132,15 +132,21 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
             rr, cc, gg = rcg(e)
             return _at(s, t, group_params(rr, cc, red), gg, norm2, 0)[j]
 
-        best = [grid_minimize(lambda e, j=j: val(e, j), 0.0, em, 41, 1e-9)[0] for j in (0, 1)]
-        out, errs = [], {}
+        def refined(e, j):
+            rr, cc, gg = rcg(float(e))
+            res = _evaluate(s, t, group_params(rr, cc, red), gg, norm2)
+            return res[j], res[3][("upper", "lower")[j]]
+
+        # (28): the certified argmin (docs/theory/numerics.md §9), derivative by differences of the refined values
+        best, out, errs = [], [], {}
         for j, key in enumerate(("upper", "lower")):
-            rr, cc, gg = rcg(best[j])
-            up, lo, ranks, err = _evaluate(s, t, group_params(rr, cc, red), gg, norm2)
-            out.append((up, lo)[j])
-            shift = abs(val(best[j] + 1e-9, j) - val(best[j], j)) if best[j] > 0 else 0.0
-            errs[key] = err[key] + shift
+            m = certified_argmin(lambda e, j=j: val(e, j), differences(lambda e, d, j=j: refined(e, j)),
+                                 lambda e, d, j=j: refined(e, j), 0.0, em)
+            best.append(m.x)
+            out.append(m.value)
+            errs[key], errs["eta_" + key] = m.errors["value"], m.errors["x"]
         rr, cc, gg = rcg(best[0])
+        ranks = _evaluate(s, t, group_params(rr, cc, red), gg, norm2)[2]
         single = _evaluate(s, t, [(rr, cc)], gg, norm2)
         up, lo, eu, el = out[0], out[1], best[0], best[1]
     else:
@@ -160,7 +166,8 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
         readout=dict(rd.to_dict(), reduced=red.label),
         groups=[dict(value=str(v), fraction=str(f), r=a, c=b) for v, f, (a, b) in zip(red.values, red.fractions, gp)],
         ranks=ranks, r=rr, c=cc, gamma=gg, eta_upper=eu, eta_lower=el, optimized=bool(optimize_eta),
-        extension=gg < 1, experimental=True, errors=errs, digits={k: digits_of(vals[k], errs[k]) for k in errs},
+        extension=gg < 1, experimental=True, errors=errs,
+        digits={k: digits_of(vals[k] if k in vals else (eu, el)[k == "eta_lower"], errs[k]) for k in errs},
         provenance=provenance(method="least squares in L2(N(0,1)) on the K-group basis (SVD), refined kappa rule",
                               references=refs))
 

@@ -14,17 +14,18 @@ from __future__ import annotations
 import math
 
 import mpmath
+import sympy as sp
 
 from ..core.errors import ConvergenceError
 from ..core.exact import binary_exact
-from ..core.precision import GUARD_DIGITS, workdps
+from ..core.precision import GUARD_DIGITS, precision, workdps
 from ..core.search import certified_argmin, differences
 from ..hermite.activation import Activation
 from .boundrule import bounds_on_rule, refined_bounds, smooth_enough
 from .kappa import srf_setup
 from .mapping import srf_params
 
-__all__ = ["eta_line", "eta_optimum", "bias_optimum"]
+__all__ = ["eta_line", "eta_optimum", "bias_optimum", "eta_of_kappa"]
 
 
 def eta_line(student, teacher, alpha0, noise_var, c_formula, strict_odd, dps):
@@ -106,3 +107,32 @@ def bias_optimum(student, teacher, *, r, c, gamma, bias_max, progress=None):
     method = "(27) of sigma(. + b): grid over b, certified bracket of d(27)/db, brentq, certified interval"
     return _search(s, teacher, point, lambda b, d: (0, 1, 0), 1, -float(bias_max), float(bias_max), None, 1e-10,
                    1.0, progress, method)
+
+
+def eta_of_kappa(student, teacher, kappa, kappa_err, kappa_exact=None, dps=None):
+    r"""[BES+22]'s κ* as a learning rate: :math:`\tilde\eta^*=\kappa^*/(\mu_1\mu_1^\star)`, at which Result 3.1
+    at α0 = ∞ gives r = κ* (c = γ = 1; docs/theory/srf-theory.md §9, §2).  Returns ``(eta, error, exact or None)``,
+    or ``(None, None, None)`` when no learning rate reaches κ* (μ1μ1⋆ = 0, κ* infinite or of the other sign).
+
+    >>> eta, err, ex = eta_of_kappa("erf(x)", "erf(x)", math.sqrt(3), 0.0, sp.sqrt(3))      # Cor. 8
+    >>> ex
+    3*sqrt(3)*pi/4
+    """
+    s, t = Activation.from_any(student, "student"), Activation.from_any(teacher, "teacher")
+    d = (dps or 15) + GUARD_DIGITS
+    with precision(d):
+        den = s.coeff(1, d) * t.coeff(1, d)
+        if not (den != 0 and mpmath.isfinite(kappa) and kappa / den >= 0):
+            return None, None, None
+        eta = mpmath.mpf(kappa) / den
+        err = float(kappa_err) / float(abs(den)) + float(abs(eta)) * 10.0 ** -(d - 2)
+    exact = None
+    m1, m1s = s.coeff_exact(1), t.coeff_exact(1)
+    if kappa_exact is not None and m1 is not None and m1s is not None and m1 * m1s != 0:
+        exact = sp.simplify(kappa_exact / (m1 * m1s))
+        with precision(d):
+            eta = mpmath.mpf(sp.N(exact, d + 5))
+            err = float(abs(eta)) * 10.0 ** -(d - 2)
+    if dps is None:                     # rounded to float64: half an ulp, counted
+        return float(eta), err + abs(float(eta)) * 2.0 ** -52, exact
+    return eta, err, exact

@@ -14,8 +14,7 @@ student gives +∞).  Errors: the change under the refined κ-rule level (for κ
 plus the last optimiser step, plus rounding; for κ widened until τ'(κ ± err) has the signs of a minimum.
 
 Exactness: when τ* is zero within its error, κ* is identified (``nsimplify``) and :math:`g_{\kappa^*}=\sigma^*`
-proved with μ0 of :func:`~onestep_theory.srf.cge.cge_symbolic` (erf by Owen's identity
-:math:`\mathbb E\,\mathrm{erf}(\alpha(a+sZ))=\mathrm{erf}(\alpha a/\sqrt{1+2\alpha^2s^2})`) or
+proved with μ0 of :func:`~onestep_theory.srf.cge.cge_symbolic` (erf by Owen's identity) or
 :func:`~onestep_theory.srf.smoothing.smoothing_closed_form`: Cor. 8, erf/erf, κ* = √3, τ* = 0.  A zero limit at
 κ → ±∞ is exact (τ ≥ 0).  κ* = 0 with :math:`\mu_1\mu_1^\star=0` exactly is a proved stationary point, with τ(0)
 exact when the Hermite moments are (that it is the global minimiser is the search's finding).
@@ -41,6 +40,7 @@ from ..hermite.expressions import x
 from .bounds import best_linear_checked
 from .cge import cge_symbolic
 from .kappa import srf_setup
+from .optimize import eta_of_kappa
 from .smoothing import smoothing_closed_form
 from ..core.limits import MAX_SRF_DPS
 from .solve import MAX_LEVEL
@@ -50,8 +50,7 @@ __all__ = ["TauStar", "tau_star", "tau_of_kappa", "MAX_KAPPA"]
 #: Largest ``kappa_max``: the κ-rule resolves :math:`g_\kappa` on the scale 1/κ (node count ∝ κ).
 MAX_KAPPA = 100
 _GRID = 32                      # grid points per sign (65 in all, κ = 0 included)
-_REFS = ["[BES+22] eq. (5.1), Lemma 6, Thm 7, Cor 8", "docs/theory/srf-theory.md §9",
-         "docs/theory/srf-theory.md §3", "docs/theory/numerics.md §5"]
+_REFS = ["[BES+22] eq. (5.1), Lemma 6, Thm 7, Cor 8", "docs/theory/srf-theory.md §9", "docs/theory/srf-theory.md §3"]
 
 
 @dataclasses.dataclass
@@ -64,7 +63,8 @@ class TauStar(VouchedResult):
     ``kernel_bound > 10 τ*`` (the constant may differ between versions of the paper).  ``r_equivalent`` = κ*: an
     sRF neuron with spike r_eff = κ* at c = 1 has μ0 = g_κ*; a group of docs/theory/srf-theory.md §8 with spike r
     realises it at readout value u* = κ*/r.  ``limits``: τ as κ → ±∞ (None if the student has no limit there:
-    then only :math:`|\kappa|\le` ``kappa_max`` is searched).
+    then only :math:`|\kappa|\le` ``kappa_max`` is searched).  ``eta_star``/``eta_exact``: κ* as the learning rate
+    of Result 3.1 at α0 = ∞, :math:`\kappa^*/(\mu_1\mu_1^\star)` (None if none reaches it).
     """
 
     ERROR_KEYS = {"r_equivalent": "kappa"}
@@ -76,6 +76,8 @@ class TauStar(VouchedResult):
     kernel_bound: object
     beats_kernel: bool
     r_equivalent: object
+    eta_star: object
+    eta_exact: object
     limits: dict
     kappa_max: float
     errors: dict
@@ -86,7 +88,7 @@ class TauStar(VouchedResult):
     def to_dict(self) -> dict:
         """As :meth:`VouchedResult.to_dict`, with the exact values as SymPy strings (``"sqrt(3)"``, ``"oo"``)."""
         return {**super().to_dict(), **{n: (None if getattr(self, n) is None else str(getattr(self, n)))
-                                        for n in ("tau_exact", "kappa_exact")}}
+                                        for n in ("tau_exact", "kappa_exact", "eta_exact")}}
 
 
 # --------------------------------------------------------------------------- symbolic pieces
@@ -369,7 +371,8 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
         tau_ex, kap_ex = _exact_candidates(s, t, kap, tau, err_k, err_t, kb)
         if kap_ex is not None:
             with precision(dps or 15):
-                kap, err_k = (to_mpf(kap_ex, dps) if dps else float(kap_ex)), 0.0
+                kap = to_mpf(kap_ex, dps) if dps else float(kap_ex)
+                err_k = 0.0 if dps else abs(kap) * 2.0 ** -53        # float64 rounding of the exact value
                 tau, err_t = ((to_mpf(tau_ex, dps) if dps else float(tau_ex)), 0.0) if tau_ex is not None else \
                     _tau_at(s, br, kap, dps)
         elif dps is not None:
@@ -385,9 +388,10 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
                                f"({n} = {mpmath.nstr(tau if n == 'tau' else kap, 5)} +- {errors[n]:.1e})", 0,
                                errors[n])
     lim_vals = {k: (None if v is None else v[0]) for k, v in limits.items()}
-    return TauStar(tau=tau, kappa=kap, tau_exact=tau_ex, kappa_exact=kap_ex, kernel_bound=kb,
-                   beats_kernel=bool(float(kb) > 10 * float(tau)), r_equivalent=kap, limits=lim_vals, kappa_max=km,
-                   errors=errors, digits=digits, dps=dps,
+    eta, errors["eta_star"], eta_ex = eta_of_kappa(s, t, kap, err_k, kap_ex, dps)
+    return TauStar(tau=tau, kappa=kap, tau_exact=tau_ex, kappa_exact=kap_ex, kernel_bound=kb, eta_star=eta,
+                   eta_exact=eta_ex, beats_kernel=bool(float(kb) > 10 * float(tau)), r_equivalent=kap,
+                   limits=lim_vals, kappa_max=km, errors=errors, digits=digits, dps=dps,
                    provenance=provenance(dps=dps, method=method, references=_REFS,
                                          exact=("proved" if tau_ex is not None else "none")))
 
