@@ -36,8 +36,8 @@ __all__ = ["moments", "moments_cached", "prepare", "system", "newton", "solve_re
            "polish_point"]
 
 EPS = 2.0 ** -52
-#: η-homotopy: from η = 4L down to 4L·8^-LEVELS (then η = 0), L the bulk scale.
-LEVELS = 16
+#: η-homotopy: from η = 64L down by factors RATIO over LEVELS levels (to about 1e-15 L), then η = 0; L the bulk scale.
+RATIO, LEVELS = 8.0, 18
 
 
 @cached(maxsize=64)
@@ -163,8 +163,8 @@ def solve_real(xs, M, a, be, c, scale):
     V1, V2, step = newton(-c / z, -1 / z, z, M, a, be, c, iters=10)
     if np.any(_bad(V1, V2, step)):
         raise ConvergenceError("real-axis density: no root at eta = 64 x the bulk scale", 10, float(np.max(step)))
-    for k in range(LEVELS + 3):
-        e1 = e0 / 8 if k < LEVELS + 2 else 0.0
+    for k in range(LEVELS + 1):
+        e1 = e0 / RATIO if k < LEVELS else 0.0
         V1, V2, step = _advance(xs, V1, V2, e0, e1, M, a, be, c)
         e0 = e1
     return _finish(xs, V1, V2, step, M, a, be, c)
@@ -212,7 +212,7 @@ def refold(E, M, a, be, c, scale):
     return out
 
 
-def comb_reach(edge, outward, span, M, a, be, c, scale, n=100):
+def comb_reach(edge, outward, span, M, a, be, c, scale, n=64):
     r"""How far beyond ``edge`` (direction ``outward`` = ±1, over ``span``) the discrete κ-rule still has support:
     at r > 0 and small :math:`\alpha/\beta` the rule's nodes can split a thin tail of the density into separate
     small intervals ("a comb") that the scan of :func:`find_edges` steps over.  Returns the distance from the
@@ -257,7 +257,7 @@ def _fold_newton(V1, V2, x, M, a, be, c, iters=8):
     return V1, V2, x, last
 
 
-def find_edges(M, a, be, c, scale, n_scan=240):
+def find_edges(M, a, be, c, scale, n_scan=160):
     r"""The edges of the support in float64: a scan :math:`x_k=X(k/N)^2` classifies points as inside
     (:math:`\mathrm{Im}V_2>0` at η = 0) or outside; each change is bracketed and the fold
     :math:`(F,\det J)=0` is solved from the real root at the outside end (bisection first if that Newton leaves the
