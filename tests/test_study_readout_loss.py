@@ -171,13 +171,14 @@ def test_hinge_solver_reaches_the_fixed_point_near_result_31():
 def test_sizes_and_memory_are_checked_before_the_theory(monkeypatch):
     """Issue 23: `--beta 1e308` was a saddle point that failed (exit 3); a tiny target standard error overflowed.
     Both are bad input or bounded work now; the memory of a study counts its concurrent workers."""
-    from onestep_theory.simulate import base
+    from onestep_theory.simulate import memory
 
     with pytest.raises(InvalidParameterError, match="beta"):
         run_study("giant-step", dict(BASE, beta=1e308), [40, 60], 2, workers=1)       # no theory runs first
-    monkeypatch.setattr(base, "available_memory", lambda: 8.0 * 2 ** 20)       # 8 MiB
-    per_task = 8.0 * (2 * 60 * 60 + 2 * 30 * 60 + 2 * 30 * 30 + 2 * 30 * 30 + 1200 * 90 + 4000 * 90)
-    assert per_task < 0.8 * 8 * 2 ** 20 < 2 * per_task                         # one task fits, two do not
+    per_task = max(memory.srf_peak(k, 60, 60, 30, 1200) for k in ("srf", "spectrum", "giant-step"))   # d = 60
+    avail = 1.5 * per_task
+    monkeypatch.setattr(memory, "available_memory", lambda: avail)
+    assert per_task < 0.8 * avail < 2 * per_task                               # one task fits, two do not
     params = dict(BASE, alpha=1, beta=0.5, alpha0=20)
     run_study("giant-step", params, [20, 60], 2, theory=(0.03, 0.0), workers=1)
     with pytest.raises(InvalidParameterError, match="tasks at once"):

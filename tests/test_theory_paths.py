@@ -92,7 +92,7 @@ def test_small_validators():
 def test_available_memory_sources(monkeypatch):
     import io
 
-    from onestep_theory.simulate import base
+    from onestep_theory.simulate import memory as base
 
     pages = {"SC_AVPHYS_PAGES": 1000, "SC_PAGE_SIZE": 4096}
     monkeypatch.setattr(base.os, "sysconf", lambda name: pages[name])
@@ -129,7 +129,8 @@ def test_size_resolution_and_memory_refusal():
     huge = dict(n=10**6, d=10**6, N=10**6)
     err = raises_param(InvalidParameterError, "d", lambda: sizes_spike(**huge))
     assert "force" in str(err)
-    assert sizes_spike(force=True, **huge) == (10**6, 10**6, 10**6)             # planned, never allocated
+    err = raises_param(InvalidParameterError, "d", lambda: sizes_spike(force=True, **huge))   # beyond the machine
+    assert "only up to the available memory" in str(err)
     raises_param(InvalidParameterError, "d", lambda: sizes_srf(10**6, alpha=10, beta=10))
     check_memory(1.0, False, "tiny")
 

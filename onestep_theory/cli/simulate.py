@@ -14,7 +14,9 @@ COMMANDS: dict = {}
 def _common(p, seed=True):
     p.add_argument("--seed", type=int_in("--seed", 0, 2**63 - 1), default=0, help="root seed (default 0)")
     p.add_argument("--reps", type=int_in("--reps", 1, 100000), default=1, help="repetitions (default 1)")
-    p.add_argument("--force", action="store_true", help="run even if the estimated memory exceeds what is available")
+    p.add_argument("--force", action="store_true",
+                   help="run even if the estimated peak memory exceeds 80%% of the available memory (never beyond "
+                        "the available memory itself)")
     p.add_argument("--quiet", action="store_true", help="no progress indicator on stderr")
     add_json(p)
 
@@ -239,4 +241,17 @@ def _setup(p):
                             + "; a spec starting with '-' needs '=': --readout=-1:0.5,1:0.5")
         _common(q)
         q.set_defaults(_run=fn)
-    return lambda args: args._run(args)
+    return _run
+
+
+def _run(args):
+    """Run the protocol; an allocation that fails although the estimate fitted (another process took the memory,
+    or --force) is a resource failure: one line, exit 3."""
+    try:
+        return args._run(args)
+    except MemoryError:
+        from ..core.errors import ResourceError
+        from ..simulate import available_memory
+
+        raise ResourceError(f"out of memory during the simulation (available now {available_memory() / 2**30:.3g} "
+                            f"GiB{', run with --force' if args.force else ''}); reduce d or the ratios") from None

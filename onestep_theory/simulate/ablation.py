@@ -71,7 +71,8 @@ import numpy as np
 from ..core.errors import InvalidParameterError
 from ..core.results import provenance
 from ..srf.cge import cge_coeffs
-from .base import (Fn, SimulationResult, check_memory, check_reps, collect, nonnegative, report_progress, sizes_srf,
+from .memory import ablation_peak
+from .base import (Fn, SimulationResult, check_reps, collect, nonnegative, report_progress, sizes_srf,
                    spawn, sphere_rows, unit_vector)
 from .srf import ridge_sum
 
@@ -257,7 +258,10 @@ def sim_ablation(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, nois
     do not depend on which variants are built.
     """
     names = variant_names(variants)
-    d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force)
+    s, t = Fn(student, "student"), Fn(teacher, "teacher")
+    d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force, memory=lambda *z: ablation_peak(
+        *z, variants=len(names), steps=1 + ("no_f0" in names) + ("degree2" in names), kf=s.kf, kd=s.kd, chunk=CHUNK,
+        batch=batch, n_test=n_test, degree2="degree2" in names))
     check_reps(reps)
     lam = float(lam)
     if not (math.isfinite(lam) and lam > 0):
@@ -267,10 +271,6 @@ def sim_ablation(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, nois
     n_test = int(n_test)
     if n_test < 100:
         raise InvalidParameterError("n_test", n_test, "an integer >= 100")
-    nv = len(names)
-    check_memory(8.0 * (n0 * d + (nv + 4) * p * d + (n + batch) * p * 2 + 3 * CHUNK * p), force,
-                 f"ablations at d={d} ({nv} variants)")
-    s, t = Fn(student, "student"), Fn(teacher, "teacher")
     k_pred = norm_slope(s)
     t0, rows = time.perf_counter(), []
     for k, (rw, rtr, rte, rx) in enumerate(spawn(seed, reps, streams=4)):

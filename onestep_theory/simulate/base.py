@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import numpy as np
 import scipy.linalg as sla
@@ -26,8 +25,10 @@ from ..core.errors import InvalidParameterError
 from ..core.exact import float_in
 from ..hermite.activation import Activation
 from ..core.results import Result
+from ..srf.losses import loss as loss_of
+from .memory import MEMORY_SHARE, available_memory, check_memory, elementwise_copies, spike_peak, srf_peak
 
-__all__ = ["Stat", "SimulationResult", "Ridge", "fit_convex", "spawn", "sizes_spike", "sizes_srf", "available_memory", "check_memory",
+__all__ = ["Stat", "SimulationResult", "Ridge", "fit_convex", "readout_loss", "spawn", "sizes_spike", "sizes_srf", "available_memory", "check_memory",
            "collect", "check_reps", "positive", "nonnegative", "lam_grid", "sphere_rows", "unit_vector", "Fn",
            "test_mse", "report_progress", "MEMORY_SHARE"]
 
@@ -158,39 +159,11 @@ def lam_grid(lam) -> np.ndarray:
     return arr
 
 
-#: Share of the available memory a simulation may plan to use without ``force``.
-MEMORY_SHARE = 0.8
-
-
-def available_memory() -> int:
-    """Bytes of memory available now (MemAvailable of /proc/meminfo; physical memory otherwise)."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 2**34
-
-
-def check_memory(nbytes: float, force: bool, what: str, concurrent: int = 1) -> None:
-    """Refuse a simulation whose estimated peak memory, times the ``concurrent`` tasks that run at once (a study's
-    workers), exceeds the available memory (unless ``force``)."""
-    avail = available_memory()
-    if nbytes * concurrent > MEMORY_SHARE * avail and not force:
-        each = f" per task, {concurrent} tasks at once" if concurrent > 1 else ""
-        raise InvalidParameterError("d", what, f"sizes whose arrays fit in memory: estimated peak {nbytes / 2**30:.3g} "
-                                    f"GiB{each}, available {avail / 2**30:.3g} GiB (reduce d or the ratios"
-                                    + (", or the workers" if concurrent > 1 else ", or force=True, CLI --force") + ")")
-
-
-def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False, gram: str = "min", concurrent=1) -> tuple:
-    """Resolve (n, d, N) of the spike theory from sizes and/or ratios φ = d/n, ψ = d/N; the memory estimate counts
-    the Gram matrices as ``min(n, N)``² (``gram="min"``) or n² (``gram="n"``: protocols that factor the n×n kernel)."""
+def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False, gram: str = "min", concurrent=1,
+                memory=None) -> tuple:
+    """Resolve (n, d, N) of the spike theory from sizes and/or ratios φ = d/n, ψ = d/N, and check the memory:
+    ``memory(n, d, N)`` (bytes; ``simulate.memory``), by default the largest peak of the protocols that factor
+    ``min(n, N)``² Gram matrices (``gram="min"``) or the n×n kernel (``gram="n"``)."""
     if d is None:
         if n is None or phi is None:
             raise InvalidParameterError("d", d, "an integer >= 1 (or give n and phi)")
@@ -210,15 +183,18 @@ def sizes_spike(n=None, d=None, N=None, phi=None, psi=None, force=False, gram: s
         raise InvalidParameterError("phi", phi, f"consistent with d/n = {d}/{n}", "mismatched sizes")
     if psi is not None and abs(d / N - float(psi)) > 0.01 * float(psi):
         raise InvalidParameterError("psi", psi, f"consistent with d/N = {d}/{N}", "mismatched sizes")
-    # two datasets X (n x d), weights (N x d), features (n x N) twice, Gram/eigen (min(n, N)^2 or n^2) twice
-    g = min(n, N) if gram == "min" else n
-    check_memory(8.0 * (2 * n * d + N * d + 2 * n * N + 2 * g * g), force, f"n={n}, d={d}, N={N}", concurrent)
+    if memory is None:
+        memory = (lambda n, d, N: spike_peak("resolvent", n, d, N, gaussian_bulk=True)) if gram == "min" else \
+            (lambda n, d, N: max(spike_peak("spikes", n, d, N), spike_peak("spike-model", n, d, N, poly_teacher=False)))
+    check_memory(memory(n, d, N), force, f"n={n}, d={d}, N={N}", concurrent)
     return n, d, N
 
 
-def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, force=False, concurrent=1) -> tuple:
-    """Resolve (d, n, p, n0) of the sRF theory from d and α = n/d, β = p/d, α0 = n0/d (the memory of ``concurrent``
-    such simulations checked)."""
+def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, force=False, concurrent=1,
+              memory=None) -> tuple:
+    """Resolve (d, n, p, n0) of the sRF theory from d and α = n/d, β = p/d, α0 = n0/d, and check the memory of
+    ``concurrent`` such simulations: ``memory(d, n, p, n0)`` (bytes; ``simulate.memory``), by default the largest
+    peak of the giant-step (with a study's paired F1 reference), srf and spectrum protocols with the square loss."""
     d = positive(d, "d", True)
     if n is None:
         n = scaled_size(alpha, d, "alpha", "n") if alpha is not None else None
@@ -230,11 +206,10 @@ def sizes_srf(d, alpha=None, beta=None, alpha0=None, n=None, p=None, n0=None, fo
         if v is None:
             raise InvalidParameterError(name, v, "an integer >= 1 (or give the ratio)")
         positive(v, name, True)
-    # X (n x d), W (p x d), features (n x p) twice, Gram (min(n, p)^2) twice, the step batch (n0 x d, n0 x p),
-    # a test batch of 4000 rows
-    m = (n0 or 0)
-    check_memory(8.0 * (n * d + 2 * p * d + 2 * n * p + 2 * min(n, p) ** 2 + m * (d + p) + 4000 * (d + p)), force,
-                 f"d={d}, n={n}, p={p}" + (f", n0={n0}" if n0 else ""), concurrent)
+    if memory is None:
+        memory = (lambda d, n, p, n0: max(srf_peak(k, d, n, p, n0, hook=True) for k in ("srf", "spectrum")
+                                          + (("giant-step",) if n0 else ())))
+    check_memory(memory(d, n, p, n0), force, f"d={d}, n={n}, p={p}" + (f", n0={n0}" if n0 else ""), concurrent)
     return d, int(n), int(p), (int(n0) if n0 is not None else None)
 
 
@@ -257,6 +232,16 @@ class Fn:
         self.act = Activation.from_any(spec, param, center=center)
         self.f = self.act.numpy()
         self._df = None
+
+    @property
+    def kf(self) -> float:
+        """Arrays of its argument's size that ``f`` allocates at its peak (``simulate.memory.elementwise_copies``)."""
+        return elementwise_copies(self.f)
+
+    @property
+    def kd(self) -> float:
+        """The same for the derivative ``df``."""
+        return elementwise_copies(self.df)
 
     @property
     def df(self):
@@ -350,6 +335,18 @@ def test_mse(features, d, coefs, n_test, batch, rng_test, target_fn, classify=Fa
     if classify:
         return mse, (wrong / n_test if many else float(wrong) / n_test)
     return mse
+
+
+def readout_loss(spec, lam):
+    """The readout loss of a protocol: None for the square loss (ridge, any number of λ), else a Loss (one λ)."""
+    if spec is None:
+        return None
+    ls = loss_of(spec)
+    if ls.name == "square":
+        return None
+    if lam_grid(lam).size != 1:
+        raise InvalidParameterError("lam", lam, f"one ridge lambda > 0 with the {ls.name} loss")
+    return ls
 
 
 def fit_convex(F, y, lam, loss):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core.results import provenance
 from ..core.search import grid_minimize
+from .memory import srf_peak
 from .base import Fn, SimulationResult, check_reps, collect, report_progress, sizes_srf, spawn, test_mse
 from .srf import ridge_sum, srf_weights
 
@@ -25,9 +26,10 @@ def sim_trained_bias(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, 
                      reps=1, batch=4000, progress=None, force=False) -> SimulationResult:
     """Per repetition: the trained bias ``bias``, the training objective per sample ``objective`` and the test
     error ``test_error`` (5) at it (docs/theory/srf-theory.md §4.9)."""
-    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
-    check_reps(reps)
     s, t = Fn(student, "student"), Fn(teacher, "teacher")
+    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force,
+                           memory=lambda *z: srf_peak("bias", *z, kf=s.kf, batch=batch, n_test=n_test))
+    check_reps(reps)
     lam, bm = float(lam), float(bias_max)
     t0, rows = time.perf_counter(), []
     for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):

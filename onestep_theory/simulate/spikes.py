@@ -17,6 +17,7 @@ from ..core.caches import cached
 from ..core.errors import InvalidParameterError
 from ..core.results import provenance
 from ..hermite.quadrature import gauss_hermite
+from .memory import spike_peak
 from .base import (Fn, Ridge, SimulationResult, check_reps, collect, lam_grid, nonnegative, report_progress,
                    sizes_spike, spawn, sphere_rows, test_mse, unit_vector)
 
@@ -38,14 +39,15 @@ def sim_resolvent(student, n=None, d=None, N=None, *, phi=None, psi=None, lam=0.
     (``bulk="gaussian"``).  One eigendecomposition of the smaller Gram matrix per
     repetition serves every λ.
     """
-    n, d, N = sizes_spike(n, d, N, phi, psi, force=force)
-    lams = lam_grid(lam)
-    check_reps(reps)
     if bulk not in ("nonlinear", "gaussian"):
         raise InvalidParameterError("bulk", bulk, "'nonlinear' or 'gaussian'")
+    s = Fn(student, "student", center=True)
+    n, d, N = sizes_spike(n, d, N, phi, psi, force=force, memory=lambda *z: spike_peak(
+        "resolvent", *z, kf=s.kf if bulk == "nonlinear" else 0, gaussian_bulk=bulk == "gaussian"))
+    lams = lam_grid(lam)
+    check_reps(reps)
     if init not in ("sphere", "gaussian"):
         raise InvalidParameterError("init", init, "'sphere' or 'gaussian'")
-    s = Fn(student, "student", center=True)
     c1, cg = s.c(1), s.c_gt1()
     ratio = N / n  # phi/psi
     t0 = time.perf_counter()
@@ -159,7 +161,10 @@ def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, 
     ``singular=True`` the top singular values of F and the overlaps of its top left
     singular vectors with :math:`(\tilde X\beta)^{\circ k}`.
     """
-    n, d, N = sizes_spike(n, d, N, phi, psi, force=force, gram="n")
+    s = Fn(student, "student", center=True)
+    t = Fn(teacher, "teacher")
+    n, d, N = sizes_spike(n, d, N, phi, psi, force=force, memory=lambda *z: spike_peak(
+        "spikes", *z, kf=s.kf, kd=s.kd, batch=batch, n_test=n_test, singular=singular))
     lam = float(lam_grid(lam)[0])
     check_reps(reps)
     if gradient not in ("exact", "label_only", "rank_one"):
@@ -175,8 +180,6 @@ def sim_spikes(student, teacher, n=None, d=None, N=None, *, phi=None, psi=None, 
         eta = float(eta_scale) * n ** float(alpha)
     eta = nonnegative(eta, "eta")
     n_test = int(n_test) if n_test is not None else 2 * n
-    s = Fn(student, "student", center=True)
-    t = Fn(teacher, "teacher")
     c1 = s.c(1)
     sd = math.sqrt(noise_var)
     ratio = N / n
@@ -276,18 +279,21 @@ def sim_spike_model(student, teacher, n=None, d=None, N=None, *, phi=None, psi=N
     """
     import sympy as sp
 
-    n, d, N = sizes_spike(n, d, N, phi, psi, force=force, gram="n")
-    lam = float(lam_grid(lam)[0])
-    check_reps(reps)
     if mode not in ("limit", "finite"):
         raise InvalidParameterError("mode", mode, "'limit' or 'finite'")
     if bulk not in ("gaussian", "nonlinear"):
         raise InvalidParameterError("bulk", bulk, "'gaussian' or 'nonlinear'")
     if not isinstance(ell, (int, np.integer)) or ell < 0 or ell > 8:
         raise InvalidParameterError("ell", ell, "an integer in [0, 8]")
-    noise_var = nonnegative(noise_var, "noise_var")
     s = Fn(student, "student", center=True)
     t = Fn(teacher, "teacher")
+    poly_teacher = t.act.expr.is_polynomial(sp.Symbol("x", real=True))
+    n, d, N = sizes_spike(n, d, N, phi, psi, force=force, memory=lambda *z: spike_peak(
+        "spike-model", *z, kf=s.kf if bulk == "nonlinear" else 0, gaussian_bulk=bulk == "gaussian", mode=mode,
+        ell=ell, poly_teacher=poly_teacher))
+    lam = float(lam_grid(lam)[0])
+    check_reps(reps)
+    noise_var = nonnegative(noise_var, "noise_var")
     c1, cg = s.c(1), s.c_gt1()
     if mode == "finite":
         if eta is None:
@@ -295,7 +301,6 @@ def sim_spike_model(student, teacher, n=None, d=None, N=None, *, phi=None, psi=N
                 raise InvalidParameterError("alpha", alpha, "a real exponent (eta = c n^alpha), or give eta")
             eta = float(eta_scale) * n ** float(alpha)
         gam = [c1**k * s.c(k) * float(eta) ** k for k in range(1, ell + 1)]
-    poly_teacher = t.act.expr.is_polynomial(sp.Symbol("x", real=True))
     sd = math.sqrt(noise_var)
     t0 = time.perf_counter()
     rows = []

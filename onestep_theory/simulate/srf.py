@@ -23,11 +23,11 @@ import numpy as np
 from ..core.errors import InvalidParameterError
 from ..core.results import provenance
 from ..srf.priors import empirical_from_weights
-from ..srf.losses import loss as loss_of
 from ..srf.readout import group_index, group_params
 from ..srf.readout import readout as parse_readout
+from .memory import bulks_peak, srf_peak
 from .base import (Fn, Ridge, fit_convex, SimulationResult, check_memory, check_reps, collect, lam_grid, nonnegative, positive,
-                   report_progress, sizes_srf, spawn, sphere_rows, test_mse, unit_vector)
+                   readout_loss, report_progress, sizes_srf, spawn, sphere_rows, test_mse, unit_vector)
 
 __all__ = ["sim_giant_step", "sim_srf", "sim_spectrum", "empirical_spectrum", "srf_weights", "ridge_sum",
            "sample_bulks", "norm_shifts"]
@@ -92,15 +92,18 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
     rd = _readout(readout)
     if weights_hook is not None and not callable(weights_hook):
         raise InvalidParameterError("weights_hook", weights_hook, "a callable (W0, W1, theta) -> dict, or None")
-    ls = _loss(loss, lam)
-    d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force)
+    ls = readout_loss(loss, lam)
+    s, t = Fn(student, "student"), Fn(teacher, "teacher")
+    n_lam = lam_grid(lam).size
+    d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force, memory=lambda *z: srf_peak(
+        "giant-step", *z, kf=s.kf, kd=s.kd, batch=batch, n_test=n_test, n_lam=n_lam, loss=ls is not None,
+        hook=weights_hook is not None))
     labels, blocks = _groups(rd, p) if rd.kind == "finite" else ([], [])
     u_groups = np.repeat(np.array(rd.floats()[0]), [b.stop - b.start for b in blocks]) if blocks else None
     lams = lam_grid(lam)
     check_reps(reps)
     eta = nonnegative(eta, "eta")
     noise_var = nonnegative(noise_var, "noise_var")
-    s, t = Fn(student, "student"), Fn(teacher, "teacher")
     t0, rows = time.perf_counter(), []
     for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
         W0 = sphere_rows(rw, p, d)
@@ -167,18 +170,6 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
                               + (["docs/theory/srf-theory.md §8"] if rd.kind != "uniform" else [])))
 
 
-def _loss(spec, lam):
-    """The readout loss of a protocol: None for the square loss (ridge, any number of λ), else a Loss (one λ)."""
-    if spec is None:
-        return None
-    ls = loss_of(spec)
-    if ls.name == "square":
-        return None
-    if lam_grid(lam).size != 1:
-        raise InvalidParameterError("lam", lam, f"one ridge lambda > 0 with the {ls.name} loss")
-    return ls
-
-
 def _bulk(rw, d, p):
     """The sRF bulk draws of docs/theory/srf-theory.md §10.1 step 1, in their order: W0 (unit rows), v, theta_perp."""
     W0 = sphere_rows(rw, p, d)
@@ -230,7 +221,7 @@ def sample_bulks(d, p, count, seed=0, force=False) -> list:
     d, p = positive(d, "d", True), positive(p, "p", True)
     if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 1:
         raise InvalidParameterError("count", count, "an integer >= 1")
-    check_memory(8.0 * count * (p + 2) * d, force, f"{count} bulks of d={d}, p={p}")
+    check_memory(bulks_peak(d, p, int(count)), force, f"{count} bulks of d={d}, p={p}")
     return [_bulk(rw, d, p) for rw, _, _ in spawn(seed, int(count))]
 
 
@@ -281,8 +272,10 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     :math:`\partial_c\mu_0` as a fourth callable.
     """
     rd = _readout(readout)
-    ls = _loss(loss, lam)
-    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
+    ls = readout_loss(loss, lam)
+    s, t = Fn(student, "student"), Fn(teacher, "teacher")
+    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force, memory=lambda *z: srf_peak(
+        "srf", *z, kf=s.kf, batch=batch, n_test=n_test, loss=ls is not None, features=features))
     lams = lam_grid(lam)
     if lams.size != 1:
         raise InvalidParameterError("lam", lam, "one ridge lambda > 0 (the order parameters are measured per lambda)")
@@ -313,7 +306,6 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     if het and (rd.kind != "uniform" or (features == "cgep" and len(mu_fns) != 4)):
         raise InvalidParameterError("readout" if rd.kind != "uniform" else "mu_fns", rd.label if rd.kind != "uniform"
                                     else mu_fns, "the uniform readout and, for cgep, (mu0, mu1, mustar, dmu0_dc)")
-    s, t = Fn(student, "student"), Fn(teacher, "teacher")
     t0, rows = time.perf_counter(), []
     for k, (rw, rtr, rte, rh) in enumerate(spawn(seed, reps, streams=4)):
         Wt, v, tp, theta = srf_weights(rw, d, p, r, c, gamma, rd)
@@ -379,11 +371,12 @@ def sim_spectrum(student, d, *, r, c, gamma=1.0, alpha, beta, lam=(0.1, 0.5, 1.0
     ``readout`` gives the K-group features of :func:`sim_srf` (docs/theory/srf-theory.md §8).
     """
     rd = _readout(readout)
-    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force)
+    s = Fn(student, "student")
+    d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force,
+                           memory=lambda *z: srf_peak("spectrum", *z, kf=s.kf))
     rows_ = _row_params(p, float(r), float(c), rd)
     lams = lam_grid(lam)
     check_reps(reps)
-    s = Fn(student, "student")
     t0 = time.perf_counter()
     rows = []
     extra = {}
