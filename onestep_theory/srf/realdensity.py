@@ -67,6 +67,8 @@ def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
     xs = np.asarray(xs, dtype=float)
     Ms, scale, E, eerr = _edges_cached(Activation.from_any(student, "student"), to_float(r, "r"), c_f, a, be_f)
     eerr = list(eerr)
+    if E and E[0][1] is None and to_exact(alpha, "alpha") == to_exact(beta, "beta"):
+        eerr[0] = 0.0          # n = p: Phi is square, the hard edge is exactly 0 (MP of ratio 1)
     w = Ms[1][0]
     edges = [e[0] for e in E]
     dist = np.array([min([abs(x - e) for e in edges]) for x in xs], dtype=float)
@@ -111,9 +113,12 @@ def _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, der
         ulp = mpmath.mpf(10) ** -(wd - 2)
         edges, errs = [], []
         for e, ee in zip(E, eerr):
-            if e[1] is None:                # a hard edge at 0: its error is the first scan point
+            if e[1] is None:                # a hard edge at 0: exact (n = p) or known to within the first scan point
+                if ee > 0:
+                    raise ConvergenceError(f"spectrum: the lower edge of the support lies in [0, {ee:.3g}] and is not "
+                                           f"resolved to {dps} digits (a hard-edge-like support at n != p)", 0, ee)
                 edges.append(mpmath.mpf(0))
-                errs.append(ee)
+                errs.append(0.0)
                 continue
             (x0, *_), (x1, _, _, st) = (polish_edge(e[1], e[2], e[0], M, a_m, be_m, c_m, wd) for M in Mm)
             edges.append(x1)
