@@ -183,3 +183,19 @@ def test_r_positive_against_simulated_eigenvalues():
     se = F.std(axis=0, ddof=1) / np.sqrt(len(F))
     for x, ft, m, s in zip(xq, F_th, F.mean(axis=0), se):
         assert abs(ft - m) <= 4 * s, (x, ft, m, s)
+
+
+@pytest.mark.parametrize("dps", [15, pytest.param(30, marks=pytest.mark.slow)])
+def test_api_dps_claims_at_r0(dps):
+    """``density_real(..., dps=D)`` on the API path (exact strings for c, alpha, beta): at all 34 inside points and
+    both edges of the no-atom setting the value ± error contains the reference and the error is below 10^-D of
+    the value; outside points are exactly 0."""
+    s = REF[0]
+    xs = [float(x) for x in s["x"] + s["x_outside"]]
+    rho, err, edges, eerr = density_real("tanh", xs, r="0", c=s["c"], alpha=s["alpha"], beta=s["beta"], dps=dps)
+    n_in = len(s["x"])
+    with mpmath.workdps(50):
+        for v, e, ref in zip(rho[:n_in] + edges, err[:n_in] + eerr, s["density"] + s["edges"]):
+            ref = mpmath.mpf(ref)
+            assert abs(v - ref) <= e and e <= 10.0 ** -dps * ref, (v, e, ref)
+    assert all(v == 0 for v in rho[n_in:]) and err[n_in:] == [0.0] * len(s["x_outside"])
