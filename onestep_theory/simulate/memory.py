@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import tracemalloc
 
 import numpy as np
@@ -67,6 +68,7 @@ def check_memory(nbytes: float, force: bool, what: str, concurrent: int = 1) -> 
 #: What an elementwise callable is assumed to allocate, per element of its argument, when it cannot be measured.
 DEFAULT_COPIES = 4.0
 _COPIES: dict = {}
+_LOCK = threading.Lock()
 
 
 def elementwise_copies(fn) -> float:
@@ -79,17 +81,19 @@ def elementwise_copies(fn) -> float:
     """
     if fn in _COPIES:
         return _COPIES[fn]
-    if tracemalloc.is_tracing():
-        return DEFAULT_COPIES
     t = np.linspace(-4.0, 4.0, 1 << 16)
-    tracemalloc.start()
-    try:
-        np.asarray(fn(t))
-        peak = tracemalloc.get_traced_memory()[1]
-    except Exception:            # noqa: BLE001 -- the protocol evaluates it again and reports its own error
-        return DEFAULT_COPIES
-    finally:
-        tracemalloc.stop()
+    with _LOCK:                  # one measurement at a time (a study's threads)
+        if tracemalloc.is_tracing():
+            return DEFAULT_COPIES
+        tracemalloc.start()
+        try:
+            with np.errstate(all="ignore"):
+                np.asarray(fn(t))
+            peak = tracemalloc.get_traced_memory()[1]
+        except Exception:        # noqa: BLE001 -- the protocol evaluates it again and reports its own error
+            return DEFAULT_COPIES
+        finally:
+            tracemalloc.stop()
     _COPIES[fn] = max(1.0, math.ceil(100.0 * peak / t.nbytes) / 100.0)
     return _COPIES[fn]
 
