@@ -11,7 +11,7 @@ import mpmath
 import numpy as np
 
 from ..core.caches import cached
-from ..core.errors import ConvergenceError
+from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import float_in, to_exact, to_float, to_mpf
 from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import digits_of
@@ -51,6 +51,22 @@ def _edges_f64(Ms, a, be, c, scale):
     return E1, errs
 
 
+#: Bounded work: points x κ-nodes of one float64 batch (memory), and in all with ``dps`` (time).
+CHUNK_WORK, MAX_DPS_WORK = 2 ** 17, 40000
+
+
+def _solve_chunked(xs, Ms, a, be, c, scale):
+    """:func:`solve_real` on the rule of level 0 and :func:`resolve` on level 1, in batches of at most
+    ``CHUNK_WORK`` points x nodes (a 20000-point grid on a 300-node rule would otherwise allocate gigabytes)."""
+    n = max(16, CHUNK_WORK // len(Ms[0][0]))
+    parts = []
+    for k in range(0, max(len(xs), 1), n):
+        x = xs[k:k + n]
+        s0 = solve_real(x, Ms[0], a, be, c, scale)
+        parts.append((s0, resolve(x, s0[0], s0[1], Ms[1], a, be, c, scale)))
+    return [tuple(np.concatenate([p[lev][i] for p in parts]) for i in range(5)) for lev in (0, 1)]
+
+
 def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
     r"""The bulk density :math:`\rho(x)=\frac1\pi\mathrm{Im}V_2(x+i0^+)` at every x of ``xs`` and the edges of the
     support, solved on the real axis (docs/theory/srf-theory.md §7.1).  Returns
@@ -70,13 +86,15 @@ def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
     if E and E[0][1] is None and to_exact(alpha, "alpha") == to_exact(beta, "beta"):
         eerr[0] = 0.0          # n = p: Phi is square, the hard edge is exactly 0 (MP of ratio 1)
     w = Ms[1][0]
+    if dps is not None and len(xs) * len(w) > MAX_DPS_WORK:
+        raise InvalidParameterError("z", f"{len(xs)} points", f"at most {MAX_DPS_WORK // len(w)} points with dps at "
+                                    f"this setting ({len(w)} kappa nodes)")
     edges = [e[0] for e in E]
     dist = np.array([min([abs(x - e) for e in edges]) for x in xs], dtype=float)
     near = dist <= 2 * np.array([eerr[int(np.argmin([abs(x - e) for e in edges]))] for x in xs], dtype=float)
     inside = np.array([any(lo < x < hi for lo, hi in zip(edges[::2], edges[1::2])) for x in xs], dtype=bool) & ~near
     dens, derr = [0.0] * len(xs), [0.0] * len(xs)
-    sol = [solve_real(xs, Ms[0], a, be_f, c_f, scale)]
-    sol.append(resolve(xs, sol[0][0], sol[0][1], Ms[1], a, be_f, c_f, scale))
+    sol = _solve_chunked(xs, Ms, a, be_f, c_f, scale)
     if E and E[0][1] is None:           # a hard edge at 0 (error x_1): below x_1 the root itself says inside or not
         low = near & (xs > 0) & (xs <= 2 * eerr[0])
         near &= ~low
