@@ -26,6 +26,36 @@ def add_readout(p, bulks: bool = False):
                        help="with --prior finite-w: sampled bulks per width")
 
 
+class _progress:
+    """:class:`~onestep_theory.cli.common.Progress` on stderr for a K-group computation (shown after 2 s, at most
+    once a second), its line ended when the computation ends."""
+
+    def __init__(self, args, what, unit):
+        from .common import Progress
+
+        self.pr = Progress(f"onestep-theory {args.command}: {what}", quiet=getattr(args, "quiet", False), unit=unit)
+        self.last, self.open = -1.0, False
+
+    def __call__(self, i, total):
+        import time
+
+        now = time.perf_counter()
+        if now - self.last >= 1.0 or i == total:
+            self.last = now
+            self.pr(i, total)
+            self.open = self.pr.shown and i < total         # Progress ends the line itself at i == total
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        import sys
+
+        if self.open:
+            print(file=sys.stderr, flush=True)
+        return False
+
+
 def is_grouped(args) -> bool:
     """True when ``--readout`` is given and is not the uniform readout."""
     from ..srf.readout import readout
@@ -54,8 +84,9 @@ def run_srf_groups(args):
                 " (--bulk-p and --bulk-count belong to --prior finite-w)" if flag.startswith("--bulk") else ""))
     kw = dict(prior="finite-w", sampler=sample_bulks, bulk_p=args.bulk_p, bulk_count=args.bulk_count,
               seed=args.seed) if finite else dict(dps=args.dps)
-    sol = srf_groups(args.student, args.teacher, readout_spec=args.readout, alpha=args.alpha, beta=args.beta,
-                     lam=args.lam, tol=args.tol, **kw, **rcg_kw(args))
+    with _progress(args, "K-group saddle point", "kappa-rule level") as pr:
+        sol = srf_groups(args.student, args.teacher, readout_spec=args.readout, alpha=args.alpha, beta=args.beta,
+                         lam=args.lam, tol=args.tol, progress=None if finite else pr, **kw, **rcg_kw(args))
     d = sol.to_dict()
     d.pop("reduced", None)
     out = dict(d, params={"alpha": args.alpha, "beta": args.beta, "lam": args.lam, "noise_var": args.noise_var})
@@ -151,8 +182,9 @@ def run_group_spectrum(args):
         raise InvalidParameterError("--dps", args.dps, "not given with a grouped --readout (the K-group spectrum is "
                                     "float64; its digits follow its printed errors)")
     rr, cc, gg, _ = resolve_args(args)
-    gs = group_spectrum(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, beta=args.beta,
-                        xs=np.array(args.z) if args.z else None, lams=args.lam)
+    with _progress(args, "K-group density", "point") as pr:
+        gs = group_spectrum(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, beta=args.beta,
+                            xs=np.array(args.z) if args.z else None, lams=args.lam, progress=pr)
     d = gs.to_dict()
     if args.d:
         d["group_mean_spikes"] = group_spikes(args, rr, cc)

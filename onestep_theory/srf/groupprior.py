@@ -28,14 +28,27 @@ import math
 import mpmath
 import numpy as np
 
-__all__ = ["kgroup_resolvent", "kgroup_prior"]
+from ..core.errors import ConvergenceError
+
+__all__ = ["kgroup_resolvent", "kgroup_prior", "PriorDomainError", "PriorConvergenceError", "MAX_STEPS"]
 
 #: Newton steps allowed for the K-vector fixed point (quadratic convergence: a handful suffice).
 MAX_STEPS = 200
+#: Convergence of the ν Newton: the last relative correction below this many units of the working precision.
+STEP_ULPS = 256
+#: ... or, once the corrections stop shrinking (the rounding floor of the map), below this many units.  The old
+#: rule (stop when the step stops shrinking, whatever its size) returned ν off by O(1) where it grows from a poor
+#: start (tests/test_kgroup_speed.py).
+FLOOR_ULPS = 2 ** 20
 
 
 class PriorDomainError(ValueError):
     """The hats leave the domain of the prior (a non-positive ν, a singular system)."""
+
+
+class PriorConvergenceError(ConvergenceError, PriorDomainError):
+    """Newton on ν did not converge: a ConvergenceError, and (for a trial state of an outer solver, which then
+    damps or restarts) a domain error of the prior."""
 
 
 def _is_mp(a) -> bool:
@@ -98,11 +111,18 @@ def _iterate(nu, lam2, hV1, beta, pis, cs, steps=400):
 def kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, nu0=None, fallback=True):
     r"""The K-vector :math:`\nu` of docs/theory/srf-theory.md §8.1 and the matrices :math:`(\Delta, M, R)`.
 
-    Solves :math:`1/\nu_j=\lambda+\hat V_{2,j}+c_jR_{jj}(\nu)` by Newton's method from ``nu0`` (default: the
-    lower bound :math:`\nu_j=1/(\lambda+\hat V_{2,j}+c_j\hat V_{1,jj})`, the value at Δ = 0); the map is
-    monotone, so the positive root is unique.  For complex λ = -z (Im z > 0; the spectrum) the root has Im ν > 0.
-    A Newton step that leaves the domain is halved; if that fails, damped fixed-point steps bring the start into
-    Newton's basin (``fallback``).  Runs at the ambient precision for mpf input.  Returns
+    Solves :math:`1/\nu_j=\lambda+\hat V_{2,j}+c_jR_{jj}(\nu)` by Newton's method in :math:`u=1/\nu` from
+    ``nu0`` (default: the lower bound :math:`\nu_j=1/(\lambda+\hat V_{2,j}+c_j\hat V_{1,jj})`, the value at
+    Δ = 0); the map is monotone, so the positive root is unique.  In u the equation is
+    :math:`u_j=\lambda+\hat V_{2,j}+c_jR_{jj}` with :math:`R=(A^{-1}+\Delta)^{-1}` concave and bounded in
+    :math:`1/u`: Newton converges quadratically from the start even where ν is huge (a group with
+    :math:`\beta\pi_j>1` at small λ; in ν it only doubled per step).  For complex λ = -z (Im z > 0; the
+    spectrum) the root has Im ν > 0.  A Newton step that leaves the domain is halved; if Newton does not converge,
+    damped fixed-point steps bring the start into its basin (``fallback``).  Converged means the last full
+    relative correction is below :data:`STEP_ULPS` units of the working precision, or, when the corrections stop
+    shrinking (the rounding floor), below :data:`FLOOR_ULPS` units; otherwise
+    :class:`PriorConvergenceError` (a :class:`~onestep_theory.core.errors.ConvergenceError`) is raised — an
+    unconverged root is never returned.  Runs at the ambient precision for mpf input.  Returns
     ``(nu, delta, M, R, steps)``.
 
     >>> import numpy as np
@@ -115,38 +135,53 @@ def kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, nu0=None, fallback=True):
     mp = _is_mp(hV1)
     lam2 = lam + hV2
     nu = (1 / (lam2 + cs * np.diagonal(hV1).copy())) if nu0 is None else nu0.copy()
-    tol = mpmath.mpf(2) ** (8 - mpmath.mp.prec) if mp else 4e-16
+    tol = mpmath.mpf(2) ** (-mpmath.mp.prec) * STEP_ULPS if mp else 2.0 ** -52 * STEP_ULPS
     # the root: nu > 0 for real lambda > 0; Im nu > 0 for lambda = -z, z in the upper half plane (a Stieltjes
     # transform; the spectrum of docs/theory/srf-theory.md §8)
     cplx = np.iscomplexobj(nu)
     valid = (lambda v: v.imag > 0) if cplx else (lambda v: v > 0)  # noqa: E731
-    prev = None
+    b = beta * pis * cs
+    u = 1 / nu
+    prev, size = None, math.inf
     for step in range(1, MAX_STEPS + 1):
-        delta, M, R = _pieces(hV1, nu, beta, pis, cs)
-        G = 1 / nu - lam2 - cs * np.diagonal(R)
-        J = (cs[:, None] * R * R) * (beta * pis * cs)[None, :]
+        _, _, R = _pieces(hV1, nu, beta, pis, cs)
+        g = u - lam2 - cs * np.diagonal(R)
+        J = -((cs[:, None] * R * R) * (b * nu * nu)[None, :])
         for j in range(len(nu)):
-            J[j, j] -= 1 / (nu[j] * nu[j])
-        dn = _solve(J, -G)
-        new = nu + dn
-        # Newton may overshoot to a negative nu from a poor start: halve the step (the root is positive)
-        for _ in range(60):
-            if all(valid(v) for v in new):
+            J[j, j] += 1
+        du = _solve(J, -g)
+        new = u + du
+        size = max(abs(a) / abs(v) for a, v in zip(du, new))       # the full Newton correction
+        # a step may leave the domain from a poor start: halve it (the root is inside)
+        for halved in range(61):
+            if all(valid(1 / v) for v in new):
                 break
-            dn = dn / 2
-            new = nu + dn
+            du = du / 2
+            new = u + du
         else:
-            if fallback:
-                return kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, _iterate(nu, lam2, hV1, beta, pis, cs),
-                                        fallback=False)
-            raise PriorDomainError("no positive nu" if not cplx else "no nu with Im nu > 0")
-        size = max(abs(a) / abs(b) for a, b in zip(dn, new))
-        nu = new
-        if size < tol or (prev is not None and step > 6 and size >= prev):
+            break
+        u, nu = new, 1 / new
+        if not size == size:                # NaN: the hats are out of the domain
+            break
+        if size < tol and not halved:
             delta, M, R = _pieces(hV1, nu, beta, pis, cs)
             return nu, delta, M, R, step
+        if prev is not None and step > 6 and size >= prev:
+            if size < tol * FLOOR_ULPS / STEP_ULPS and not halved:
+                # on the rounding floor of an ill-conditioned R (hats spanning many decades): the noise of the
+                # map, not a distance to the root; it enters the outer solver's last correction
+                delta, M, R = _pieces(hV1, nu, beta, pis, cs)
+                return nu, delta, M, R, step
+            break                                               # stalled above the floor: not converged
         prev = size
-    raise PriorDomainError(f"Newton on nu did not converge in {MAX_STEPS} steps")
+    if fallback and all(valid(v) for v in nu):
+        return kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, _iterate(nu, lam2, hV1, beta, pis, cs),
+                                fallback=False)
+    if fallback:
+        return kgroup_resolvent(lam, hV1, hV2, beta, pis, cs, _iterate(
+            1 / (lam2 + cs * np.diagonal(hV1).copy()), lam2, hV1, beta, pis, cs), fallback=False)
+    raise PriorConvergenceError(f"Newton on nu (docs/theory/srf-theory.md §8.1) did not converge: last relative "
+                                f"correction {float(size):.1e} above {float(tol):.1e}", step, float(size))
 
 
 def kgroup_prior(hats, beta, lam, pis, cs, nu0=None):
@@ -183,3 +218,44 @@ def kgroup_prior(hats, beta, lam, pis, cs, nu0=None):
     theta = sb * hth * cs * V2
     psi = sb * (V1 @ hps)
     return theta, psi, Q1, q2, V1, V2, nu
+
+
+def prior_jacobian(nu, delta, M, R, beta, pis, cs):
+    r"""Jacobian of the prior's :math:`(V_1, V_2)` with respect to the hats :math:`(\hat V_1, \hat V_2)` at the root
+    ``(nu, delta, M, R)`` of :func:`kgroup_resolvent`, both packed as (upper triangle of the K×K matrix, K-vector)
+    — float64 or complex (docs/theory/srf-theory.md §8.1, "Second order").
+
+    Along :math:`(\hat V_1,\hat V_2)\to(\hat V_1+tN_1,\hat V_2+tN_2)` the fixed point moves by
+    :math:`L\,d\nu=-\nu^2\circ(N_2+c\circ\mathrm{diag}(M^\top N_1M))`,
+    :math:`L=I-\mathrm{diag}(\nu^2c)(R\circ R)\mathrm{diag}(\beta\pi c)`, and
+    :math:`dV_1=\frac1\beta(M\,d\Delta\,M^\top-PN_1P)`, :math:`dV_2=\pi\circ d\nu`, with :math:`P=M\Delta`,
+    :math:`d\Delta=\beta\pi c\circ d\nu` (the derivatives behind :func:`kgroup_prior`'s :math:`Q_1, q_2`).  The
+    columns are these directions for the packed coordinates (an off-diagonal coordinate moves both entries).
+
+    >>> import numpy as np
+    >>> A, b = np.array([[1.0, 0.3], [0.3, 0.8]]), np.array([0.2, 0.1])
+    >>> pis, cs, iu = np.array([0.4, 0.6]), np.array([1.0, 1.5]), np.triu_indices(2)
+    >>> def V(A):                               # packed (V1, V2) at the hats (A, b), lambda = 0.1, beta = 1
+    ...     nu, delta, M, R, _ = kgroup_resolvent(0.1, A, b, 1.0, pis, cs)
+    ...     return np.concatenate([(M * delta[None, :])[iu], pis * nu])
+    >>> J = prior_jacobian(*kgroup_resolvent(0.1, A, b, 1.0, pis, cs)[:4], 1.0, pis, cs)
+    >>> E, h = np.array([[0.0, 1.0], [1.0, 0.0]]), 1e-6          # the packed off-diagonal coordinate
+    >>> bool(np.allclose((V(A + h * E) - V(A - h * E)) / (2 * h), J[:, 1], atol=1e-8))
+    True
+    """
+    K = len(nu)
+    i0, i1 = np.triu_indices(K)
+    f = np.where(i0 == i1, 1.0, 2.0)
+    L = np.eye(K) - ((nu * nu * cs)[:, None] * (R * R)) * (beta * pis * cs)[None, :]
+    rhs = np.concatenate([-(nu * nu * cs)[:, None] * (M[i0] * M[i1] * f[:, None]).T, np.diag(-(nu * nu))], axis=1)
+    try:
+        dnu = np.linalg.solve(L, rhs)                           # (K, t + K)
+    except np.linalg.LinAlgError:
+        raise PriorDomainError("singular K x K system") from None
+    dD = (beta * pis * cs)[:, None] * dnu
+    dV1 = np.einsum("ak,kq,bk->abq", M, dD, M)
+    P = M * delta[None, :]
+    t = len(i0)
+    outer = P[:, i0][:, None, :] * P[i1, :].T[None, :, :]       # P[:, j] P[l, :] for each packed (j, l)
+    dV1[:, :, :t] -= outer + np.where(i0 == i1, 0.0, 1.0)[None, None, :] * np.transpose(outer, (1, 0, 2))
+    return np.concatenate([dV1[i0, i1, :] / beta, pis[:, None] * dnu], axis=0)

@@ -32,7 +32,7 @@ from ..core.results import VouchedResult, digits_of, provenance
 from ..hermite.activation import Activation
 from ..hermite.expressions import is_odd, x
 from .finitew import finite_w_solve
-from .kgroup import solve_kgroup
+from .kgroup import check_kgroup_work, solve_kgroup
 from .mapping import resolve_rcg
 from .readout import group_params, readout
 from .solve import srf_solve
@@ -87,7 +87,7 @@ class GroupSolution(VouchedResult):
 def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0, r=None, c=None, gamma=None,
                alpha0=None, eta=None, prior="asymptotic", dps=None, tol=None, c_formula="corrected", strict_odd=True,
                max_iter=5000, reduce=True, bulks=None, annealed=True, sampler=None, bulk_p=600, bulk_count=4,
-               seed=0) -> GroupSolution:
+               seed=0, progress=None) -> GroupSolution:
     r"""Test error of the network with initial readout :math:`a^0=u/\sqrt p` (docs/theory/srf-theory.md §8).
 
     ``readout_spec``: a :class:`~onestep_theory.srf.readout.Readout` or spec string (``"1:0.5,2:0.5"``).
@@ -107,7 +107,9 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
     prior's O(1/p) bias), the κ-rule change (``discretisation``) and one Newton correction (``solver``); with
     one bulk or one width the error is not estimable (NaN, 0 digits).  ``annealed`` (default) averages the prior
     over v and :math:`\theta_\perp` given Ω (:func:`~onestep_theory.srf.finitew.group_bulk`).  ``reduce=False``
-    keeps the groups as given (a check of the reductions).
+    keeps the groups as given (a check of the reductions).  The asymptotic prior's work is bounded before it starts
+    (:func:`~onestep_theory.srf.kgroup.check_kgroup_work`: K (dps + 10)^2 at most
+    :data:`~onestep_theory.srf.kgroup.MAX_KGROUP_WORK`); ``progress(i, n)`` is called after each κ-rule level.
 
     >>> sol = srf_groups("tanh", "sin", readout_spec="1:0.5,-1:0.5", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1")
     >>> sol.method.startswith("reduced"), round(float(sol.test_error), 8)    # = the uniform readout (§11.4)
@@ -136,6 +138,8 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
         raise InvalidParameterError("bulks" if bulks is not None else "sampler", "given",
                                     "sampled bulks only with prior='finite-w' (the asymptotic prior needs none)")
     red = rd.reduced(odd=is_odd(s.expr)) if reduce else rd
+    if prior == "asymptotic" and red.K >= 2:
+        check_kgroup_work(red.K, dps)             # bounded work, before the mapping's digits are computed
     refs = ["[CPDKLZL24] Sec. 4.4, App. D, (32)", "[DPCKLL24] arXiv:2410.18938", "docs/theory/srf-theory.md §8"]
     if reduce and red.K == 1:
         return _reduced(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta,
@@ -158,7 +162,7 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
             provenance=provenance(method="finite-W K-group saddle point on sampled bulks", references=refs),
             **_common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental=True))
     return _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta,
-                       c_formula, strict_odd, tol or 1e-10, dps, max_iter)
+                       c_formula, strict_odd, tol or 1e-10, dps, max_iter, progress)
 
 
 def _common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental):
@@ -190,7 +194,7 @@ def _reduced(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c,
 
 
 def _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta, c_formula,
-                strict_odd, tol, dps, max_iter):
+                strict_odd, tol, dps, max_iter, progress=None):
     """K >= 2 groups with the asymptotic prior of §8.1 (:func:`~onestep_theory.srf.kgroup.solve_kgroup`)."""
     inputs = dict(alpha=alpha, beta=beta, lam=lam, noise_var=noise_var)
     with precision(dps or 15):
@@ -200,33 +204,31 @@ def _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r,
         out = solve_kgroup(student, teacher, [g[0] for g in gp], [g[1] for g in gp], gg, red.fractions,
                            alpha=float_in(alpha, "alpha"), beta=float_in(beta, "beta"), lam=float_in(lam, "lam"),
                            noise_var=float_in(noise_var, "noise_var", strict=False), tol=tol, dps=dps,
-                           inputs=inputs, max_iter=max_iter)
-    errors = dict(out["errors"])
-    value = out["test_error"]
-    err = sum(errors.values())
+                           inputs=inputs, max_iter=max_iter, progress=progress)
+    errors = {k: v for k, v in out.errors.items() if k != "test_error"}
+    value = out.test_error
+    err = out.errors["test_error"]
     if mapping is not None:
         # (r, c, gamma) from Result 3.1 carry their own errors: their relative size, amplified by the condition
         # of the fixed point, is added (as in srf_solve)
         rel = max(mapping.errors[k] / max(abs(float(getattr(mapping, k))), 1.0) for k in ("r", "c", "gamma"))
-        errors["mapping"] = 10.0 * out["cond"] * rel * max(1.0, abs(float(value)))
+        errors["mapping"] = 10.0 * out.cond * rel * max(1.0, abs(float(value)))
         err += errors["mapping"]
         errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
     errors["test_error"] = err
     digits = digits_of(value, err) if dps is None else min(digits_of(value, err), dps)     # dps: the printed digits
-    if err > out["target"] * abs(float(value)):
-        want = f"{dps} digits" if dps is not None else f"a relative error of {out['target']:g}"
+    if err > out.target * abs(float(value)):
+        want = f"{dps} digits" if dps is not None else f"a relative error of {out.target:g}"
         raise ConvergenceError(f"K-group sRF test error: {want} requested, only {digits} digits reached (estimated "
-                               f"error {err:.1e} after {out['level']} refinements)", out["iterations"], err)
-    v = out["vals"]
-    order = {k: (v[k].tolist() if hasattr(v[k], "tolist") else v[k]) for k in ("m", "theta", "psi", "Q1", "q2", "V1",
-                                                                              "V2")}
+                               f"error {err:.1e} after {out.level} refinements)", out.iterations, err)
+    order = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in out.order.items()}
     how = "float64" if dps is None else f"mpmath at {dps} digits on Arb rules"
     return GroupSolution(
         test_error=value, abs_error=err, digits=digits,
         method=(f"asymptotic K-group saddle point (deterministic-equivalent prior, §8.1): hybrid Powell, chord "
-                f"Newton in {how}; error from the refined kappa-rule (level {out['level']}, {out['nodes']} nodes)"),
-        per_bulk=[], bulk_d=None, bulk_p=None, order=order, m_rank=v["m_rank"], iterations=out["iterations"],
-        residual=out["residual"], errors=errors, reduced=None, dps=dps,
+                f"Newton in {how}; error from the refined kappa-rule (level {out.level}, {out.nodes} nodes)"),
+        per_bulk=[], bulk_d=None, bulk_p=None, order=order, m_rank=out.m_rank, iterations=out.iterations,
+        residual=out.residual, errors=errors, reduced=None, dps=dps,
         provenance=provenance(dps=dps, method="asymptotic K-group saddle point", references=refs + [
             "docs/theory/srf-theory.md §8.1"]),
         **_common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental=False))
