@@ -76,6 +76,29 @@ def _hinge_averages(y, mu, s, V):
             np.where(zero, 1.0, tl))
 
 
+def _split_xi(loss, y, mu, s, V, nxi):
+    r"""ξ-nodes and weights (standard normal) per (κ, z) point, Gauss–Legendre panels on :math:`[-L,L]` split where
+    :math:`f_{\rm out}` has a kink: ω at which the prox reaches or leaves a kink b of the loss,
+    :math:`\omega=b+V\ell'(y,b^\mp)` (docs/theory/srf-theory.md §13).  ``nxi`` (the Gauss–Hermite count of the
+    level) sets the nodes per panel, so the refinement error covers this rule too."""
+    cuts = []
+    for bfn in loss.kinks:
+        b = np.asarray(bfn(y, mu), float)
+        ok = np.isfinite(b)
+        bb = np.where(ok, b, 0.0)
+        dl = 1e-9 * (1 + np.abs(bb))
+        for sg in (-1, 1):
+            wc = bb + V * loss.d1(y, bb + sg * dl)
+            cuts.append(np.where(ok & np.isfinite(wc), (wc - mu) / np.maximum(s, 1e-300), _L))
+    edges = np.sort(np.stack([np.full_like(mu, -_L)] + [np.clip(c, -_L, _L) for c in cuts] + [np.full_like(mu, _L)],
+                             axis=-1), axis=-1)
+    t, wt = gauss_legendre(max(20, nxi // 2 + 4))
+    half, mid = np.diff(edges, axis=-1) / 2, (edges[..., 1:] + edges[..., :-1]) / 2
+    xi = (mid[..., None] + half[..., None] * t).reshape(*mu.shape, -1)
+    wxi = (half[..., None] * wt).reshape(*mu.shape, -1) * np.exp(-xi * xi / 2) / math.sqrt(2 * math.pi)
+    return xi, wxi
+
+
 def _m_step(m, g, dg):
     r"""One safeguarded Newton step on the mean overlap: :math:`g(m)=\mathbb E_\kappa[\mu_0\langle f_{\rm out}\rangle]`
     is non-increasing in m (:math:`\partial_\omega f_{\rm out}\le0`, ``dg`` :math:`=-g'\ge0`), so the step goes
@@ -104,9 +127,15 @@ def general_hats(loss, R: InnerRule, teacher_fn, k, w, mu0, mu1, ms2, m, th, ps,
     mu = mbar[:, None] + a1[:, None] * R.z
     Vk = V[:, None]
     if loss.closed_average != "hinge":
-        om = mu[:, :, None] + s[:, None, None] * R.xi[None, None, :]
+        if loss.kinks:                   # a kinked user loss: Gauss–Legendre panels in ξ split at f_out's kinks
+            xi, wxi = _split_xi(loss, y, mu, s[:, None], Vk, len(R.xi))
+            om = mu[:, :, None] + s[:, None, None] * xi
+        else:
+            xi, wxi = R.xi, R.wxi
+            om = mu[:, :, None] + s[:, None, None] * R.xi[None, None, :]
         f, df = loss.fout(y[:, :, None], om, Vk[:, :, None])
-        ef, ef2, edf = f @ R.wxi, (f * f) @ R.wxi, df @ R.wxi
+        ef, ef2, edf = (np.sum(a * wxi, axis=-1) for a in (f, f * f, df)) if loss.kinks else \
+            (f @ wxi, (f * f) @ wxi, df @ wxi)
     else:
         ef, ef2, edf, tl = _hinge_averages(y, mu, s[:, None], Vk)
     Ef, Ef2, Edf = (np.sum(R.wz * a, axis=1) for a in (ef, ef2, edf))
@@ -123,7 +152,7 @@ def general_hats(loss, R: InnerRule, teacher_fn, k, w, mu0, mu1, ms2, m, th, ps,
         return out
     if loss.closed_average != "hinge":
         p, _ = loss.prox(y[:, :, None], om, Vk[:, :, None])
-        tl = loss.value(y[:, :, None], p) @ R.wxi
+        tl = np.sum(loss.value(y[:, :, None], p) * wxi, axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ce = np.where(s[:, None] > 0, ndtr(-np.sign(y) * mu / np.maximum(s[:, None], 1e-300)),
                       (np.sign(mu) != np.sign(y)).astype(float))

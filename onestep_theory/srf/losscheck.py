@@ -21,13 +21,15 @@ A classification loss (hinge, logistic) needs a teacher whose labels are ±1 (:f
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import sympy as sp
 
 from ..core.errors import InvalidParameterError
 
-__all__ = ["LABELS_DEFAULT", "LABELS_CLASSIFY", "derivatives", "vector_fn", "check_loss", "check_teacher",
-           "teacher_labels"]
+__all__ = ["LABELS_DEFAULT", "LABELS_CLASSIFY", "derivatives", "kink_points", "vector_fn", "precheck", "check_loss",
+           "check_teacher", "teacher_labels"]
 
 #: labels the checks use before the teacher is known (the teacher's own values are checked by srf_solve)
 LABELS_DEFAULT = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
@@ -46,6 +48,25 @@ def derivatives(e, y, yh):
     if not smooth:
         d1, d2 = (d.replace(sp.DiracDelta, lambda *a: sp.S.Zero) for d in (d1, d2))
     return d1, d2, smooth
+
+
+def kink_points(e, y, yh, limit=8):
+    r"""The ŷ-positions :math:`b(y)` where a kinked loss may jump in slope: the zeros in ŷ of the arguments of
+    Abs, sign, Heaviside, of the differences of Max/Min arguments and of Piecewise conditions, where SymPy
+    solves them (polynomials of degree <= 2 in ŷ, real solutions; at most ``limit``).  Kinks it cannot solve are
+    still handled by the prox's bisection, only slower."""
+    import itertools
+    args = [a.args[0] for a in e.atoms(sp.Abs, sp.sign, sp.Heaviside)]
+    args += [p - q for a in e.atoms(sp.Max, sp.Min) for p, q in itertools.combinations(a.args, 2)]
+    args += [c.lhs - c.rhs for a in e.atoms(sp.Piecewise) for _, c in a.args if isinstance(c, sp.core.relational.Relational)]
+    out = []
+    for a in args:
+        if not a.has(yh) or a.has(*_KINKED) or not a.is_polynomial(yh) or sp.degree(a, yh) > 2:
+            continue
+        for sol in sp.solve(a, yh):
+            if sol.is_real is not False and not sol.has(sp.I) and sol not in out:
+                out.append(sol)
+    return tuple(out[:limit])
 
 
 def vector_fn(expr, y, yh):
@@ -70,14 +91,18 @@ def _evaluate(L, fn, yv, xv):
         _refuse(L, f"cannot be evaluated in float64: {type(exc).__name__}: {exc}".split("\n")[0][:160])
 
 
+def precheck(e, name):
+    """The symbolic conditions, before anything is compiled: no complex or infinite constant, depends on ŷ."""
+    why = ("it contains a complex or infinite constant" if e.has(sp.I, sp.nan, sp.zoo, sp.oo, -sp.oo) else
+           "it does not depend on yhat" if not any(s.name == "yhat" for s in e.free_symbols) else None)
+    if why:
+        raise InvalidParameterError("loss", name, "a convex loss in yhat, bounded below, finite in float64", why)
+
+
 def check_loss(L, labels):
     """Refuse the loss ``L`` (``value``, ``d1``, ``expr``) unless it meets the module's conditions on ``labels``."""
-    e = L.expr
-    if e is not None:
-        if e.has(sp.I, sp.nan, sp.zoo, sp.oo, -sp.oo):
-            _refuse(L, "it contains a complex or infinite constant")
-        if not any(s.name == "yhat" for s in e.free_symbols):
-            _refuse(L, "it does not depend on yhat")
+    if L.expr is not None:
+        precheck(L.expr, L.name)
     ys = np.asarray(labels, float)[:, None]
     x = _GRIDS[0][None, :]
     f, g = _evaluate(L, L.value, ys, x), _evaluate(L, L.d1, ys, x)
@@ -107,7 +132,8 @@ def _check_convex(L, ys):
             dd = a - 2 * b + c
             # rounding of the values and of the grid points (an error eps|x| in x moves f by eps|x||f'|)
             tol = 64 * _EPS * (np.abs(a) + 2 * np.abs(b) + np.abs(c)
-                               + 4 * (1 + np.abs(x[1:-1])) * np.abs(c - a) / (2 * (x[1] - x[0]))) + 1e-300
+                               + 4 * (1 + np.abs(x[1:-1])) * np.abs(c - a) / (2 * (x[1] - x[0])))
+            tol = tol + 16 * _EPS * np.nanmax(np.where(np.isfinite(f), np.abs(f), 0), axis=1, keepdims=True) + 1e-300
             neg = np.isfinite(dd) & (dd < -tol)
         if neg.any():
             i, j = np.argwhere(neg)[0]
@@ -116,9 +142,23 @@ def _check_convex(L, ys):
 
 
 def _check_bounded(L, ys):
+    far = None
+    if L.expr is not None:               # far out in mpmath: log(1 + exp(yhat)) - 2*yhat overflows in float64
+        import mpmath
+        fm = sp.lambdify((sp.Symbol("y", real=True), sp.Symbol("yhat", real=True)), L.expr, "mpmath")
+
+        def far(yv, xv):
+            out = np.empty(np.broadcast(yv, xv).shape)
+            for idx, (a, b) in enumerate(np.broadcast(yv, xv)):
+                try:
+                    v = mpmath.mpf(fm(mpmath.mpf(float(a)), mpmath.mpf(float(b))))
+                    out.flat[idx] = float(v) if abs(v) < 1e300 else math.copysign(math.inf, v)
+                except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+                    out.flat[idx] = math.nan
+            return out
     for sgn in (1.0, -1.0):
         xs = sgn * np.array([1e5, 1e6, 1e7])
-        f = _evaluate(L, L.value, ys, xs[None, :])
+        f = _evaluate(L, far or L.value, ys, xs[None, :])
         with np.errstate(invalid="ignore", over="ignore"):
             s1 = (f[:, 1] - f[:, 0]) / 9e5
             s2 = (f[:, 2] - f[:, 1]) / 9e6
@@ -136,12 +176,10 @@ def teacher_labels(act, limit=41):
     ``limit`` of them, evenly spread over the sorted distinct values, the extremes kept)."""
     from ..hermite.expressions import breakpoints
     f = act.numpy()
-    pts = [np.linspace(-8, 8, 1601)]
-    for b in breakpoints(act.expr):
-        bf = float(b)
-        if abs(bf) < 8:
-            pts.append(np.array([bf - 1e-9, bf + 1e-9]))
-    xs = np.concatenate(pts)
+    kinks = [float(b) for b in breakpoints(act.expr) if abs(float(b)) < 8]
+    grid = np.linspace(-8, 8, 1601)
+    grid = grid[np.all(np.abs(grid[:, None] - np.array(kinks + [np.inf])[None, :]) > 1e-9, axis=1)]
+    xs = np.concatenate([grid] + [np.array([b - 1e-9, b + 1e-9]) for b in kinks])   # a kink itself has measure 0
     with np.errstate(all="ignore"):
         v = np.asarray(f(xs), dtype=float)
     v = np.broadcast_to(v, xs.shape)

@@ -28,7 +28,7 @@ import sympy as sp
 from ..core.caches import register
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.syntax import parse_text
-from .losscheck import LABELS_CLASSIFY, LABELS_DEFAULT, check_loss, derivatives
+from .losscheck import LABELS_CLASSIFY, LABELS_DEFAULT, check_loss, derivatives, kink_points, precheck
 from .losscheck import vector_fn as _vector_fn
 
 __all__ = ["Loss", "loss", "LOSSES"]
@@ -57,6 +57,8 @@ class Loss:
     closed_average: str | None = None
     #: the loss as a SymPy expression in ``y, yhat`` (user losses), for the checks on the teacher's labels
     expr: object = None
+    #: vectorised ŷ-positions b(y) of the kinks of a non-smooth loss (found symbolically), tried first by the prox
+    kinks: tuple = ()
 
     def prox(self, y, w, V):
         """:math:`(\\mathrm{prox}_{V\\ell(y,\\cdot)}(\\omega),\\ \\partial_\\omega\\mathrm{prox})`, broadcast over arrays."""
@@ -90,9 +92,15 @@ class Loss:
         e = parse_text(expr, "loss", {"y": y, "yhat": yh}) if isinstance(expr, str) else expr
         if not isinstance(e, sp.Expr) or not e.free_symbols <= {y, yh} or sp.count_ops(e) > 200:
             raise InvalidParameterError("loss", expr, "an expression in y and yhat (at most 200 operations)")
-        d1, d2, smooth = derivatives(e, y, yh)
-        L = cls(str(e), _vector_fn(e, y, yh), _vector_fn(d1, y, yh), _vector_fn(d2, y, yh), None,
-                bool(classification), smooth, None, e)
+        precheck(e, str(e))
+        try:
+            d1, d2, smooth = derivatives(e, y, yh)
+            L = cls(str(e), _vector_fn(e, y, yh), _vector_fn(d1, y, yh), _vector_fn(d2, y, yh), None,
+                    bool(classification), smooth, None, e,
+                    () if smooth else tuple(_vector_fn(b, y, yh) for b in kink_points(e, y, yh)))
+        except (KeyError, TypeError, NameError, AttributeError, NotImplementedError) as exc:
+            raise InvalidParameterError("loss", e, "an expression SymPy can differentiate and compile to float64",
+                                        f"{type(exc).__name__}") from None
         check_loss(L, LABELS_CLASSIFY if classification else LABELS_DEFAULT)
         return L
 
@@ -117,11 +125,12 @@ def _bracketed_newton(fn, x, lo, hi, name):
     for _ in range(_NEWTON_STEPS):
         xi = x[idx]
         g, gp = fn(xi, idx)
+        if not (np.all(np.isfinite(g)) and np.all(np.isfinite(gp))):
+            raise FloatingPointError(f"prox of the {name} loss: not finite at a trial point")
         step = g / gp
         conv = (np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi))) | (hi[idx] - lo[idx] <= 4e-16 * np.maximum(
             1, np.abs(xi)))                     # the bracket has collapsed: a root on a kink (g jumps sign there)
-        step = np.where(np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi)), step, 0.0)
-        x[idx[conv]] = xi[conv] - step[conv]
+        x[idx[conv]] = xi[conv] - np.where(np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi)), step, 0.0)[conv]
         keep = ~conv
         idx, xi, g, step = idx[keep], xi[keep], g[keep], step[keep]
         if idx.size == 0:
@@ -135,7 +144,7 @@ def _bracketed_newton(fn, x, lo, hi, name):
         lo[idx], hi[idx] = l, h
         xn = xi - step
         ag = np.abs(g)
-        bad = (xn <= l) | (xn >= h) | ((ag > 0.5 * gprev[idx]) & (np.abs(step) > 1e-8 * np.maximum(1, np.abs(xi))))
+        bad = (xn < l) | (xn > h) | ((ag > 0.5 * gprev[idx]) & (np.abs(step) > 1e-8 * np.maximum(1, np.abs(xi))))
         x[idx] = np.where(bad, 0.5 * (l + h), xn)
         gprev[idx] = ag
     raise ConvergenceError(f"prox of the {name} loss: Newton did not converge", _NEWTON_STEPS)
@@ -151,14 +160,26 @@ def _newton_prox(L: Loss, y, w, V):
     y, w, V = (np.array(a, dtype=float) for a in np.broadcast_arrays(y, w, V))
     with np.errstate(over="ignore", invalid="ignore"):
         e = w - V * L.d1(y, w)
-    if not np.all(np.isfinite(e)):
+    if not (np.all(np.isfinite(e)) and np.all(np.isfinite(w))):
         raise FloatingPointError(f"prox of the {L.name} loss: its derivative is not finite in float64 at |yhat| <= "
                          f"{float(np.max(np.abs(w))):.3g}")
-    yf, wf, Vf = y.ravel(), w.ravel(), V.ravel()
-    x = _bracketed_newton(lambda t, i: (t - wf[i] + Vf[i] * L.d1(yf[i], t), 1 + Vf[i] * L.d2(yf[i], t)),
-                          0.5 * (w + e), np.minimum(w, e), np.maximum(w, e), L.name)
-    dx = 1 / (1 + V * L.d2(y, x))
-    if not L.smooth:
+    lo, hi = np.minimum(w, e), np.maximum(w, e)
+    x, kink = np.empty_like(w), np.zeros(w.shape, bool)
+    for bfn in L.kinks:               # a root on a kink b: g(b-) <= 0 <= g(b+) with a jump; else a smaller bracket
+        b = np.asarray(bfn(y, w), float)
+        ok = np.isfinite(b) & (b >= lo) & (b <= hi) & ~kink
+        dl = 1e-9 * (1 + np.abs(np.where(ok, b, 0)))
+        gm, gp = (np.where(ok, b - w + V * L.d1(y, np.where(ok, b + sg * dl, w)), 0) for sg in (-1, 1))
+        at = ok & (gm <= 0) & (gp >= 0) & (gp - gm > 1e-12 * (1 + np.abs(w) + np.abs(np.where(ok, b, 0))))
+        x[at], kink = b[at], kink | at
+        lo, hi = np.where(ok & ~at & (gp < 0), np.maximum(lo, b), lo), np.where(ok & ~at & (gm > 0), np.minimum(hi, b), hi)
+    r = ~kink
+    yf, wf, Vf = y[r], w[r], V[r]
+    x[r] = _bracketed_newton(lambda t, i: (t - wf[i] + Vf[i] * L.d1(yf[i], t),
+                                           1 + Vf[i] * np.maximum(L.d2(yf[i], t), 0)),   # ℓ'' < 0: rounding
+                             0.5 * (lo[r] + hi[r]), lo[r], hi[r], L.name)
+    dx = np.where(kink, 0.0, 1 / (1 + V * np.maximum(L.d2(y, x), 0)))
+    if not L.smooth:                  # a kink not found symbolically: the residual did not vanish there
         g = x - w + V * L.d1(y, x)
         dx = np.where(np.abs(g) > 1e-9 * np.maximum(1, np.abs(w)), 0.0, dx)
     return x, dx

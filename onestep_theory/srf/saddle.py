@@ -17,6 +17,7 @@ import math
 import mpmath
 import numpy as np
 
+from ..core.errors import ConvergenceError
 from .channel import general_hats, inner_rule
 from .kappa import SRFSetup
 from .priors import mp_integrals, mp_integrals_quad
@@ -46,6 +47,9 @@ class MapOptions:
     #: (k, s²) of the row-norm correction (docs/theory/srf-theory.md §3 "Corrected conditional mean", §4.11): the
     #: bulk rows' squared norms c + k w0_i.v + s ζ_i/√d; needs the setup's ``dmu0``.  None: Result 3.3 as printed
     row_norms: tuple | None = None
+    #: map applications the float64 solver may still spend (None: no limit); the general channel costs up to
+    #: seconds per application, so its solve is bounded (docs/theory/srf-theory.md §13)
+    eval_budget: int | None = None
 
 
 class DomainError(Exception):
@@ -54,6 +58,12 @@ class DomainError(Exception):
 
 def fp_map(x, S: SRFSetup, o: MapOptions):
     """One application of (18)-(20) and the prior (19): returns (new state, hats, D, eps_g)."""
+    if o.eval_budget is not None:
+        if o.eval_budget <= 0:
+            raise ConvergenceError("sRF saddle point: no fixed point within the budget of map applications for "
+                                   f"the {getattr(o.loss, 'name', 'square')} loss (alpha={o.alpha}, beta={o.beta}, "
+                                   f"lam={o.lam})", 0)
+        o.eval_budget -= 1
     sqrt = mpmath.sqrt if S.mp else math.sqrt
     m, th, ps, q1, q2, V1, V2 = x
     mu0, mu1, ms2, k = S.mu0, S.mu1, S.mus2, S.kappa

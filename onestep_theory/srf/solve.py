@@ -31,7 +31,7 @@ from .losses import loss as loss_of
 from .mapping import resolve_rcg, row_norm_params
 from .saddle import HATS, ORDER, DomainError, MapOptions, all_values
 from .solution import SRFSolution, combine_errors, rounding_floor
-from .solvers import jacobian, mp_solver_error, polish, solve_float
+from .solvers import general_budget, jacobian, mp_solver_error, polish, solve_float
 
 __all__ = ["SRFOptions", "srf_solve", "MAX_LEVEL", "MIN_TOL"]
 
@@ -238,9 +238,14 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     # ---- float64: level 0 from the start (or warm start), then each refinement warm-started
     total_it = 0
     S = level_setup(setup.level if setup is not None else 0)
-    x, it, res, status = solve_float(S, o, x, damping=opt.damping, tol=ctol, max_iter=opt.max_iter,
-                                     continuation=opt.continuation, conv_keys=conv_keys,
-                                     fallback=opt.fallback, first=init is None)
+    if o.loss is not None:
+        o.eval_budget = general_budget(x, S, o)
+    try:
+        x, it, res, status = solve_float(S, o, x, damping=opt.damping, tol=ctol, max_iter=opt.max_iter,
+                                         continuation=opt.continuation, conv_keys=conv_keys,
+                                         fallback=opt.fallback, first=init is None)
+    finally:
+        o.eval_budget = None
     total_it += it
     Jinv = _chord_inverse(x, S, o, total_it)
     cond = max(1.0, float(np.linalg.norm(Jinv, np.inf)))

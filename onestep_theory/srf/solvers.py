@@ -22,7 +22,11 @@ from scipy.optimize import root
 from ..core.errors import ConvergenceError
 from .saddle import HATS, ORDER, DomainError, fp_map, general_extras, is_valid
 
-__all__ = ["iterate", "jacobian", "solve_float", "polish", "mp_solver_error", "solve_packed", "packed_jacobian"]
+__all__ = ["iterate", "jacobian", "solve_float", "polish", "mp_solver_error", "solve_packed", "packed_jacobian",
+           "general_budget", "GENERAL_SECONDS"]
+
+#: about this many seconds of map applications may be spent on the float64 solve of a general loss
+GENERAL_SECONDS = 120.0
 
 _CAUGHT = (DomainError, ZeroDivisionError, FloatingPointError, ValueError, np.linalg.LinAlgError)
 
@@ -51,6 +55,24 @@ def iterate(x, S, o, *, damping, tol, max_iter, conv_keys=None):
         if Dsm < 0.1:
             d = max(d, 0.8)
     return x, it, res, "max_iter"
+
+
+def general_budget(x, S, o) -> int:
+    """Map applications allowed to the float64 solve of a general loss (docs/theory/srf-theory.md §13): about
+    :data:`GENERAL_SECONDS` of them at the cost of one application measured here, between 600 and 3000 (the
+    hinge grid of §13 needs at most about 530).  The answer does not depend on the budget, only whether one is
+    found: an exhausted budget raises ConvergenceError."""
+    import time
+    cost = 0.0
+    for _ in range(2):                   # the second application: the first builds the inner rules
+        t0 = time.perf_counter()
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                fp_map(tuple(float(v) for v in x), S, o)
+        except _CAUGHT:
+            pass
+        cost = max(time.perf_counter() - t0, 1e-4)
+    return int(min(3000, max(600, GENERAL_SECONDS / cost)))
 
 
 def _hybr(x, S, o, tol):
