@@ -20,7 +20,7 @@ import numpy as np
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import to_exact, to_mpf
 from ..core.results import VouchedResult, provenance
-from .groupchannel import StateLayout, group_channel
+from .groupchannel import ArbChannel, StateLayout, group_channel
 from .groupprior import PriorDomainError, kgroup_prior
 from .kappa import GroupSetup, group_setup
 from .saddle import DomainError
@@ -57,7 +57,10 @@ def kgroup_map(x, G: GroupSetup, o: KGroupData, layout: StateLayout):
     r"""One application of the K-group channel and the asymptotic prior (docs/theory/srf-theory.md §8, §8.1) at the
     packed state ``x``.
     Returns ``(new state, values)``; ``values["test_error"]`` is (25) at ``x``."""
-    hats, m_new, eps, rank = group_channel(x, G, o.alpha, o.beta, o.noise_var, layout)
+    if G.mp:                                    # the same channel on Arb matrices, set up once per rule
+        hats, m_new, eps, rank = ArbChannel.of(G)(x, o.alpha, o.beta, o.noise_var, layout)
+    else:
+        hats, m_new, eps, rank = group_channel(x, G, o.alpha, o.beta, o.noise_var, layout)
     try:
         th, ps, Q1, q2, V1, V2, nu = kgroup_prior(hats, o.beta, o.lam, o.pis, o.cs)
     except PriorDomainError as exc:
