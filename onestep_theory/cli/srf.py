@@ -266,7 +266,8 @@ def _run_spectrum(args):
             d["mean_spike"] = vouched(sp_.mean_spike_per_d * args.d, sp_.errors["mean_spike_per_d"] * args.d)
     lines = ["bulk density of Phi^T Phi / p on the real axis: Im V2(x + i0)/pi (docs/theory/srf-theory.md §7.1); "
              "exactly 0 outside the support",
-             "edges of the support: " + ",  ".join(f"{v} +/- {e}" for v, e in zip(d["edges"], d["errors"]["edges"])),
+             "edges of the support: " + ",  ".join(f"{v} +/- {e}" if v is not None else "not resolved by the kappa "
+                                                   "rule (§7.1)" for v, e in zip(d["edges"], d["errors"]["edges"])),
              f"{'x':>12} {'density':>24}  +/-"] + [f"{x!r:>12} {y:>24}  {e}" for x, y, e in
                                                     zip(sp_.x, d["density"], d["errors"]["density"])]
     lines += [f"V2(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]

@@ -46,8 +46,8 @@ def _edges_f64(Ms, a, be, c, scale):
     if len(Ms[1][0]) > 1:       # r > 0: a thin tail split by the κ-rule's nodes widens the outer edges' errors
         span = 0.25 * (E1[-1][0] - E1[0][0])
         for k, out in ((0, -1), (len(E1) - 1, 1)):
-            if E1[k][1] is not None:
-                errs[k] += comb_reach(E1[k][0], out, span, Ms[1], a, be, c, scale)
+            if E1[k][1] is not None:        # below the lower edge: the whole gap (0, e), on 64 points
+                errs[k] += comb_reach(E1[k][0], out, min(span, E1[k][0]) if out < 0 else span, Ms[1], a, be, c, scale)
     return E1, errs
 
 
@@ -138,6 +138,10 @@ def _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, der
                 edges.append(mpmath.mpf(0))
                 errs.append(0.0)
                 continue
+            if ee > 1e-6 * abs(e[0]):       # a comb of the κ-rule beyond it (§7.1): not resolved, not printed
+                edges.append(None)
+                errs.append(None)
+                continue
             (x0, *_), (x1, _, _, st) = (polish_edge(e[1], e[2], e[0], M, a_m, be_m, c_m, wd) for M in Mm)
             edges.append(x1)
             errs.append(float(abs(x1 - x0) + st + ulp * abs(x1)))
@@ -149,8 +153,9 @@ def _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, der
             derr[i] = float(abs(v1.imag - v0.imag) / mpmath.pi + (st + ulp * jn * sz) / mpmath.pi)
         for i in np.nonzero(~inside & (np.array(derr) > 0))[0]:    # near an edge in float64: the polished edges decide
             x = mpmath.mpf(float(xs[i]))
-            k = min(range(len(edges)), key=lambda j: abs(x - edges[j]))
-            if abs(x - edges[k]) > 2 * errs[k] and not any(lo < x < hi for lo, hi in zip(edges[::2], edges[1::2])):
+            far = all(abs(x - v) > 2 * ev if v is not None else abs(x - e[0]) > 2 * ee
+                      for v, ev, e, ee in zip(edges, errs, E, eerr))
+            if far and not any(lo[0] < x < hi[0] for lo, hi in zip(E[::2], E[1::2])):
                 derr[i] = 0.0
         top = max([abs(v) for v in dens] + [mpmath.mpf(0)])
         for i, (v, e) in enumerate(zip(dens, derr)):
@@ -163,7 +168,7 @@ def _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, der
                 raise ConvergenceError(f"spectrum: density at x = {xs[i]:.6g}: {dps} digits requested, only "
                                        f"{digits_of(v, e)} reached", 0, e)
         for x, e in zip(edges, errs):
-            if x != 0 and digits_of(x, e) < dps:
+            if x is not None and x != 0 and digits_of(x, e) < dps:
                 raise ConvergenceError(f"spectrum: edge {mpmath.nstr(x, 8)}: {dps} digits requested, only "
                                        f"{digits_of(x, e)} reached", 0, e)
     return dens, derr, edges, errs
