@@ -114,7 +114,7 @@ def _xi_raising(monkeypatch, exc):
     (ConvergenceError("Newton did not converge after 50 steps", 50, 1e-3), 3, "numerical failure",
      "Newton did not converge after 50 steps"),
     (OnestepError("something the package refuses"), 2, "error", "something the package refuses"),
-    (MemoryError(), 1, "error", "out of memory (reduce the sizes or the digits)"),
+    (MemoryError(), 3, "resource failure", "out of memory (reduce the sizes or the digits)"),
     (RuntimeError("boom\n   on two   lines"), 1, "internal error",
      "RuntimeError: boom on two lines (please report it; rerun with --debug for the traceback)"),
 ])

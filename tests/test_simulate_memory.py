@@ -119,3 +119,20 @@ def test_refused_before_allocating(name, monkeypatch):
     finally:
         tracemalloc.stop()
     assert peak < 2 * 2**20, peak
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["simulate", "giant-step", "--student", "tanh", "--teacher", "tanh", "--alpha0", "1", "--eta", "1",
+      "--alpha", "1", "--beta", "1e-9", "--lam", "0.1", "--d", "200"], "--beta"),
+    (["simulate", "srf", "--student", "tanh", "--teacher", "tanh", "--r", "1", "--c", "1", "--gamma", "1",
+      "--alpha", "1/1000", "--beta", "1", "--lam", "0.1", "--d", "200"], "--alpha"),
+])
+def test_a_size_that_rounds_to_zero_is_refused_not_raised_to_one(capsys, argv, flag):
+    """Issue 31: beta * d < 1/2 ran with the width silently raised to p = 1.  Now exit 2, one line naming the
+    ratio and its smallest valid value (0.5/d)."""
+    from onestep_theory.cli import main
+
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and flag in lines[0] and "0.0025" in lines[0], lines

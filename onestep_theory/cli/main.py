@@ -136,9 +136,10 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except MemoryError:
-        print(f"onestep-theory {args.command}: error: out of memory (reduce the sizes or the digits)", file=sys.stderr)
-        return EXIT_INTERNAL
+    except MemoryError:      # a resource limit, not bad input and not a bug: exit 3 like ResourceError
+        print(f"onestep-theory {args.command}: resource failure: out of memory (reduce the sizes or the digits)",
+              file=sys.stderr)
+        return EXIT_NUMERIC
     except BrokenPipeError:  # output piped into e.g. `head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

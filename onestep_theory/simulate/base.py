@@ -139,13 +139,17 @@ def positive(value, name, integer=False):
 
 
 def scaled_size(ratio, d, name, size_name) -> int:
-    """``round(ratio * d)`` (at least 1) after checking the ratio and that the size stays at most ``MAX_SIZE``."""
+    """``round(ratio * d)`` after checking the ratio and that the size stays in ``[1, MAX_SIZE]`` (a size that
+    rounds to 0 is refused, never raised to 1 behind the user's back)."""
     r = positive(ratio, name)
     v = r * d
     if not v <= MAX_SIZE:                    # also catches inf from 1e308 * d
         raise InvalidParameterError(name, ratio, f"a ratio with {size_name} = {name} * d at most {MAX_SIZE:.0e} "
                                                  f"(d = {d})")
-    return max(1, round(v))
+    if round(v) < 1:
+        raise InvalidParameterError(name, ratio, f"a ratio with {size_name} = round({name} * d) >= 1 at d = {d}, "
+                                                 f"i.e. {name} >= {0.5 / d:.6g}")
+    return round(v)
 
 
 def nonnegative(value, name):
