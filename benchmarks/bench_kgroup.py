@@ -1,49 +1,93 @@
-"""Speed of the asymptotic K-group theory (issue 24; docs/theory/srf-theory.md §8.1; not run by the test suite).
+"""Speed of the asymptotic K-group theory (issues 24, 31; docs/theory/srf-theory.md §8.1; not run by the test suite).
 
-    python benchmarks/bench_kgroup.py [--repeat N]
+    python benchmarks/bench_kgroup.py [--baseline REV] [--repeat N] [--quick]
 
-Wall time (median of N fresh interpreters, default 3) of the issue's command in float64 and with --dps 30, next to
-the single-group ``srf`` command at the same point and the interpreter's start-up; and, in one warm process, the
-API call for K = 2, 3 and a Gaussian-quadrature readout of K = 8 groups.  The issue's targets (2 s and 20 s) were
-set on a machine about 2.4 times faster in pure Python than the current 2-core one (README).
+Side by side in one run: each command is timed on the working tree ("new") and on the package of the commit
+``--baseline`` ("old", default 0194406, the code before issue 31), exported with ``git archive`` into a temporary
+directory and put first on PYTHONPATH — nothing in the checkout is touched.  The runs alternate old/new so that
+both see the same load; wall time and the child's CPU time (user + sys) are reported, each the median of N runs
+(default 1: the old 12-group commands take minutes on a loaded 2-core machine), with the ratios old/new.  The
+printed main values of old and new are compared (they must agree within their printed errors).
+
+Cases: the issue's 12-group readout (values 1/4, 1/2, ..., 3, fractions 1/12) with ``spectrum --readout`` (the bulk
+density on the default 100-point grid and g(-lambda)) and ``srf --readout --dps 30``, the same in float64, and the
+README's two-group ``srf --readout`` commands.  ``--quick`` runs the 12-group cases only.
 """
 
 import argparse
+import os
+import re
+import resource
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
-from bench_startup import wall       # the same timing of a fresh interpreter (run from benchmarks/ or by path)
-
 PY = sys.executable
-POINT = ["--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta", "1",
-         "--lam", "0.1"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPEC12 = ",".join(f"{k}/4:1/12" for k in range(1, 13))
+POINT = ["--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta", "1"]
 CASES = [
-    ("python -c pass (baseline)", [PY, "-c", "pass"]),
-    ("srf (uniform readout), float64", [PY, "-m", "onestep_theory", "srf", *POINT]),
-    ("srf --readout 1:0.5,2:0.5, float64", [PY, "-m", "onestep_theory", "srf", *POINT, "--readout", "1:0.5,2:0.5"]),
-    ("srf --readout 1:0.5,2:0.5 --dps 30", [PY, "-m", "onestep_theory", "srf", *POINT, "--readout", "1:0.5,2:0.5",
-                                            "--dps", "30"]),
+    ("spectrum --readout (12 groups)", ["spectrum", *POINT, "--readout", SPEC12], True),
+    ("srf --readout (12 groups) --dps 30", ["srf", *POINT, "--lam", "0.1", "--readout", SPEC12, "--dps", "30"], True),
+    ("srf --readout (12 groups), float64", ["srf", *POINT, "--lam", "0.1", "--readout", SPEC12], True),
+    ("srf --readout 1:0.5,2:0.5 --dps 30", ["srf", *POINT, "--lam", "0.1", "--readout", "1:0.5,2:0.5", "--dps", "30"],
+     False),
+    ("srf --readout 1:0.5,2:0.5, float64", ["srf", *POINT, "--lam", "0.1", "--readout", "1:0.5,2:0.5"], False),
 ]
 
 
-def warm():
-    from onestep_theory.srf.groups import srf_groups
+def run(path, argv):
+    """(wall s, CPU s, stdout) of ``python -m onestep_theory argv`` with ``path`` first on PYTHONPATH."""
+    env = dict(os.environ, PYTHONPATH=path)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    # cwd outside the checkout: ``python -m`` puts the current directory before PYTHONPATH
+    p = subprocess.run([PY, "-m", "onestep_theory", *argv], capture_output=True, text=True, env=env,
+                       cwd=tempfile.gettempdir())
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise SystemExit(f"{path}: {' '.join(argv)} exited {p.returncode}: {p.stderr.strip()[-300:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, p.stdout
 
-    kw = dict(alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
-    srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", **kw)            # caches: mapping, closed forms
-    for spec in ("1:1/2,2:1/2", "1/2:1/3,1:1/3,2:1/3", "0.2:1/8,0.6:1/8,1:1/8,1.4:1/8,1.8:1/8,2.2:1/8,2.6:1/8,3:1/8"):
-        t = time.perf_counter()
-        sol = srf_groups("tanh", "sin", readout_spec=spec, **kw)
-        print(f"  API, warm, K = {len(sol.groups)}: {time.perf_counter() - t:6.2f} s   ({sol.digits} digits)")
+
+def main_values(text):
+    """The printed (value, error) pairs a user reads: the test error, or g(-lambda) and the density rows."""
+    pairs = re.findall(r"eps_g = (\S+)\s+\(\+/- (\S+),", text)
+    pairs += re.findall(r"g\(-[^)]*\) = (\S+)\s+\+/- (\S+)", text)
+    pairs += re.findall(r"^\s+\S+\s+(\S+)\s+(\d\S*e-\d+)$", text, flags=re.M)
+    return [(float(v), float(e)) for v, e in pairs]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline", default="0194406", help="the commit whose package is 'old'")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="the 12-group cases only")
     args = ap.parse_args()
-    for label, argv in CASES:
-        print(f"{label:<44} {wall(argv, args.repeat):7.2f} s")
-    warm()
+    with tempfile.TemporaryDirectory(prefix="bench_kgroup_") as old:
+        tar = subprocess.run(["git", "-C", ROOT, "archive", args.baseline, "onestep_theory"], capture_output=True,
+                             check=True).stdout
+        subprocess.run(["tar", "-x", "-C", old], input=tar, check=True)
+        print(f"old = {args.baseline} (git archive in {old}), new = working tree; median of {args.repeat}; "
+              f"CPU = user + sys of the child")
+        print(f"{'command':<38} {'old wall':>9} {'new wall':>9} {'ratio':>6}   {'old CPU':>8} {'new CPU':>8} "
+              f"{'ratio':>6}   agree")
+        for label, argv, twelve in CASES:
+            if args.quick and not twelve:
+                continue
+            res = {"old": [], "new": []}
+            for _ in range(args.repeat):
+                for key, path in (("old", old), ("new", ROOT)):
+                    res[key].append(run(path, argv))
+            (ow, oc), (nw, nc) = ((statistics.median(r[i] for r in res[k]) for i in (0, 1)) for k in ("old", "new"))
+            a, b = main_values(res["old"][0][2]), main_values(res["new"][0][2])
+            agree = len(a) == len(b) > 0 and all(abs(x - y) <= e + f for (x, e), (y, f) in zip(a, b))
+            print(f"{label:<38} {ow:8.1f}s {nw:8.1f}s {ow / nw:5.1f}x   {oc:7.1f}s {nc:7.1f}s {oc / nc:5.1f}x   "
+                  f"{'yes' if agree else 'NO'} ({len(b)} values)", flush=True)
 
 
 if __name__ == "__main__":
