@@ -343,8 +343,9 @@ def _setup_srf(p):
     _model_args(p)
     add_readout(p, bulks=True)
     p.add_argument("--loss", default=None, help="readout loss (docs/theory/srf-theory.md §4.9): square (default), "
-                   "logistic, hinge, or an expression in y, yhat (float64, noiseless labels); adds class_error, "
-                   "train_loss")
+                   "logistic, hinge, or an expression in y, yhat (float64, noiseless labels; checked on entry: convex "
+                   "in yhat, bounded below, finite; kinks such as Abs, Max allowed, §13; write --loss=-EXPR for a "
+                   "leading minus); adds class_error, train_loss")
     return _run_srf
 
 
