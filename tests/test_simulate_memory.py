@@ -136,3 +136,25 @@ def test_a_size_that_rounds_to_zero_is_refused_not_raised_to_one(capsys, argv, f
     out, err = capsys.readouterr()
     lines = err.strip().splitlines()
     assert rc == 2 and len(lines) == 1 and flag in lines[0] and "0.0025" in lines[0], lines
+
+
+def test_an_ablation_study_is_sized_with_the_ablation_estimate(monkeypatch):
+    """A study is checked before any task runs with its own protocol's estimate: an ablation builds one first
+    layer per variant, so with the available memory between the srf estimate and the ablation one, plan_study of
+    an ablation refuses (naming d) while the giant-step study of the same sizes is accepted."""
+    from onestep_theory.study.run import plan_study
+
+    d, ratios = 400, dict(alpha=1, beta=1, alpha0=1)
+    n = p = n0 = d
+    srf_need = max(memory.srf_peak(k, d, n, p, n0, hook=True) for k in ("srf", "spectrum", "giant-step"))
+    from onestep_theory.simulate.ablation import variant_names
+    names = variant_names(None)
+    abl_need = memory.ablation_peak(d, n, p, n0, variants=len(names), degree2=True,
+                                    steps=1 + ("no_f0" in names) + ("degree2" in names))
+    assert abl_need > 1.5 * srf_need
+    limit = (srf_need * abl_need) ** 0.5                  # between the two estimates
+    monkeypatch.setattr(memory, "available_memory", lambda: int(limit / memory.MEMORY_SHARE))
+    common = dict(student="tanh", teacher="tanh", eta=1, lam="1/10", **ratios)
+    plan_study("giant-step", common, [d], 2)
+    with pytest.raises(InvalidParameterError, match="d"):
+        plan_study("ablation", common, [d], 2)

@@ -147,8 +147,17 @@ def _check_sizes(protocol, params, d, workers, d_min):
                                         else s, f"|norm_slope| + norm_noise <= c sqrt(d) / 6 = {top:.4g} at the "
                                         f"smallest size d = {d_min} (the squared row norms c + k w.v + s zeta/sqrt(d) "
                                         "stay positive)")
+    memory = None
+    if protocol == "ablation":          # the variants' layers and step matrices (simulate.memory.ablation_peak)
+        from ..simulate.ablation import variant_names
+        from ..simulate.memory import ablation_peak
+
+        names = variant_names(params.get("variants"))
+        memory = (lambda *z: ablation_peak(*z, variants=len(names), degree2="degree2" in names,
+                                           steps=1 + ("no_f0" in names) + ("degree2" in names)))
     if protocol in ("giant-step", "srf", "ablation"):
-        sizes_srf(d, alpha=params["alpha"], beta=params["beta"], alpha0=params.get("alpha0"), concurrent=concurrent)
+        sizes_srf(d, alpha=params["alpha"], beta=params["beta"], alpha0=params.get("alpha0"), concurrent=concurrent,
+                  memory=memory)
     else:
         sizes_spike(d=d, phi=params["phi"], psi=params["psi"], concurrent=concurrent)
 
