@@ -199,3 +199,50 @@ def test_api_dps_claims_at_r0(dps):
             ref = mpmath.mpf(ref)
             assert abs(v - ref) <= e and e <= 10.0 ** -dps * ref, (v, e, ref)
     assert all(v == 0 for v in rho[n_in:]) and err[n_in:] == [0.0] * len(s["x_outside"])
+
+
+def _cli(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_refusals_are_one_line(capsys):
+    """mu1 = 0 on the whole κ-rule (x^2 at r = 0) stops with the reason (exit 3); a --dps grid beyond the work
+    bound is refused naming --z (exit 2); neither is an internal error."""
+    base = ["spectrum", "--r", "0", "--c", "1", "--gamma", "1", "--alpha", "2", "--beta", "1", "--lam", "1/2"]
+    rc, out, err = _cli(capsys, *base, "--student", "x**2", "--z", "1")
+    assert rc == 3 and out == "" and len(err.strip().splitlines()) == 1 and "mu1 = 0" in err
+    rc, out, err = _cli(capsys, *base[:1], "--student", "tanh", "--r", "1.1", "--c", "1.02", "--gamma", "1",
+                        "--alpha", "2", "--beta", "1", "--z", "0.01:3:2000", "--dps", "15")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "--z" in err
+
+
+@pytest.mark.slow
+def test_comb_of_the_kappa_rule_widens_the_lower_edge(capsys):
+    """r = 1, alpha/beta = 1/2 (erf): the κ-rule splits the thin lower tail into small intervals (a comb, §7.1)
+    reaching down to ~0.001, below the fold found by the scan; the printed lower edge ± error covers the lowest
+    tooth found by a fine independent scan of Im V2 at Im z = 1e-9 (the old smoothed path, `stieltjes`), and a
+    density asked for there prints 0 with an error at least the density of the teeth."""
+    kw = dict(r=1, c="3/2", alpha=1, beta=2)
+    _, _, edges, eerr = density_real("erf(x)", [], **kw)
+    xs = np.linspace(0.0008, edges[0], 60)
+    teeth = [x for x in xs if stieltjes("erf(x)", complex(x, 1e-9), **kw)[1].imag / np.pi > 1e-3]
+    assert teeth and min(teeth) < edges[0] - 1e-3                  # the comb exists below the scan's fold
+    assert edges[0] - eerr[0] <= min(teeth)
+    rho, err, _, _ = density_real("erf(x)", teeth[:3], **kw)
+    tooth = [stieltjes("erf(x)", complex(x, 1e-9), **kw)[1].imag / np.pi for x in teeth[:3]]
+    assert all(abs(v - t) <= e for v, e, t in zip(rho, err, tooth))
+
+
+@pytest.mark.slow
+def test_comb_edge_is_not_printed_at_dps(capsys):
+    """At --dps the lower edge left unresolved by the comb is not printed (JSON null, text 'not resolved'); the top
+    edge and the density at x = 1 are printed to D digits."""
+    argv = ["spectrum", "--student", "erf(x)", "--r", "1", "--c", "3/2", "--gamma", "1", "--alpha", "1", "--beta",
+            "2", "--z", "1", "--lam", "1/2", "--dps", "12"]
+    rc, out, err = _cli(capsys, *argv)
+    assert rc == 0 and "not resolved by the kappa rule" in out.splitlines()[1]
+    rc, out, err = _cli(capsys, *argv, "--json")
+    d = json.loads(out)
+    assert d["edges"][0] is None and F(d["errors"]["edges"][1]) <= F(10) ** -11 * F(d["edges"][1])

@@ -81,14 +81,16 @@ def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
     al, be_f, c_f = float_in(alpha, "alpha"), float_in(beta, "beta"), to_float(c, "c")
     a = al / be_f
     xs = np.asarray(xs, dtype=float)
-    Ms, scale, E, eerr = _edges_cached(Activation.from_any(student, "student"), to_float(r, "r"), c_f, a, be_f)
+    act, r_f = Activation.from_any(student, "student"), to_float(r, "r")
+    nk = len(prepare(tuple(moments_cached(act, r_f, c_f, 1, None)[i] for i in (0, 2, 3)))[0])
+    if dps is not None and len(xs) * nk > MAX_DPS_WORK:          # bounded work, checked before any solve
+        raise InvalidParameterError("z", f"{len(xs)} points", f"at most {MAX_DPS_WORK // nk} points with dps at "
+                                    f"this setting ({nk} kappa nodes)")
+    Ms, scale, E, eerr = _edges_cached(act, r_f, c_f, a, be_f)
     eerr = list(eerr)
     if E and E[0][1] is None and to_exact(alpha, "alpha") == to_exact(beta, "beta"):
         eerr[0] = 0.0          # n = p: Phi is square, the hard edge is exactly 0 (MP of ratio 1)
     w = Ms[1][0]
-    if dps is not None and len(xs) * len(w) > MAX_DPS_WORK:
-        raise InvalidParameterError("z", f"{len(xs)} points", f"at most {MAX_DPS_WORK // len(w)} points with dps at "
-                                    f"this setting ({len(w)} kappa nodes)")
     edges = [e[0] for e in E]
     dist = np.array([min([abs(x - e) for e in edges]) for x in xs], dtype=float)
     near = dist <= 2 * np.array([eerr[int(np.argmin([abs(x - e) for e in edges]))] for x in xs], dtype=float)
