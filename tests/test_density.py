@@ -119,7 +119,8 @@ def test_cli_text_and_json_claims_at_r0(capsys, dps):
 
 def test_mass_and_mean_of_the_bulk_at_r_positive():
     """Exact identities at r > 0: the bulk's mass is min(alpha/beta, 1) (1 - atom), its mean is
-    (alpha/beta) E_kappa[c mu1^2 + mu*^2] (the z^-2 term of V2 at large z), by Gauss–Legendre in theta with
+    (alpha/beta) E_kappa[c mu1^2 + mu*^2] (the z^-2 term of V2 at large z), and int rho / (x + lam) = V2(-lam)
+    computed by the other solver at z = -lam; by Gauss–Legendre in theta with
     x = e- + (e+ - e-)(1 - cos theta)/2 (smooth at the square-root edges); tolerances 1e-9 relative."""
     from onestep_theory.srf.cge import cge_values
 
@@ -139,6 +140,11 @@ def test_mass_and_mean_of_the_bulk_at_r_positive():
     cg = cge_values("tanh", "1.1", "1.02", kap)
     ek = float(np.sum(wk * (1.02 * np.array(cg.mu1, dtype=float) ** 2 + np.array(cg.mustar2, dtype=float))))
     assert abs(mean - 4 * ek / np.sqrt(2 * np.pi)) <= 1e-9 * mean
+    # the Stieltjes inversion: int rho(x) / (x + lam) dx = V2(-lam), the latter by the damped fixed point at the
+    # real negative z = -lam (another solver; no atom here, alpha > beta)
+    for lam in (0.5, 2.0):
+        g = float(np.sum(wt * np.array(rho) / (xs + lam) * jac))
+        assert abs(g - stieltjes("tanh", -lam, **kw)[1].real) <= 1e-9 * g
 
 
 def test_r_positive_against_the_eta_extrapolation():
