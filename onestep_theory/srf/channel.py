@@ -76,6 +76,33 @@ def _hinge_averages(y, mu, s, V):
             np.where(zero, 1.0, tl))
 
 
+def _xi_averages(loss, R: InnerRule, y, mu, s, Vk, extras, points=10**6):
+    """ξ-averages of f_out, f_out², ∂f_out (and, with ``extras``, of ℓ(y, prox)) for a loss without a closed form,
+    over blocks of κ-rows of at most ``points`` (κ, z, ξ)-points each (memory stays bounded at high levels)."""
+    N, nz = mu.shape
+    out = [np.empty((N, nz)) for _ in range(4)]
+    M = len(R.xi) if not loss.kinks else (2 * len(loss.kinks) + 1) * _panel_nodes(len(R.xi))
+    step = max(1, points // (nz * M))
+    for a in range(0, N, step):
+        b = slice(a, min(N, a + step))
+        yb, mb, sb, vb = y[b], mu[b], s[b, None], Vk[b]
+        if loss.kinks:                   # a kinked user loss: Gauss–Legendre panels in ξ split at f_out's kinks
+            xi, wxi = _split_xi(loss, yb, mb, sb, vb, len(R.xi))
+        else:
+            xi, wxi = R.xi[None, None, :], R.wxi[None, None, :]
+        om = mb[:, :, None] + sb[:, :, None] * xi
+        p, dp = loss.prox(yb[:, :, None], om, vb[:, :, None])
+        f, df = (p - om) / vb[:, :, None], (dp - 1) / vb[:, :, None]
+        for o, v in zip(out, (f, f * f, df)):
+            o[b] = np.sum(v * wxi, axis=-1)
+        out[3][b] = np.sum(loss.value(yb[:, :, None], p) * wxi, axis=-1) if extras else 0.0
+    return tuple(out)
+
+
+def _panel_nodes(nxi):
+    return max(20, nxi // 2 + 4)
+
+
 def _split_xi(loss, y, mu, s, V, nxi):
     r"""ξ-nodes and weights (standard normal) per (κ, z) point, Gauss–Legendre panels on :math:`[-L,L]` split where
     :math:`f_{\rm out}` has a kink: ω at which the prox reaches or leaves a kink b of the loss,
@@ -92,7 +119,7 @@ def _split_xi(loss, y, mu, s, V, nxi):
             cuts.append(np.where(ok & np.isfinite(wc), (wc - mu) / np.maximum(s, 1e-300), _L))
     edges = np.sort(np.stack([np.full_like(mu, -_L)] + [np.clip(c, -_L, _L) for c in cuts] + [np.full_like(mu, _L)],
                              axis=-1), axis=-1)
-    t, wt = gauss_legendre(max(20, nxi // 2 + 4))
+    t, wt = gauss_legendre(_panel_nodes(nxi))
     half, mid = np.diff(edges, axis=-1) / 2, (edges[..., 1:] + edges[..., :-1]) / 2
     xi = (mid[..., None] + half[..., None] * t).reshape(*mu.shape, -1)
     wxi = (half[..., None] * wt).reshape(*mu.shape, -1) * np.exp(-xi * xi / 2) / math.sqrt(2 * math.pi)
@@ -127,15 +154,7 @@ def general_hats(loss, R: InnerRule, teacher_fn, k, w, mu0, mu1, ms2, m, th, ps,
     mu = mbar[:, None] + a1[:, None] * R.z
     Vk = V[:, None]
     if loss.closed_average != "hinge":
-        if loss.kinks:                   # a kinked user loss: Gauss–Legendre panels in ξ split at f_out's kinks
-            xi, wxi = _split_xi(loss, y, mu, s[:, None], Vk, len(R.xi))
-            om = mu[:, :, None] + s[:, None, None] * xi
-        else:
-            xi, wxi = R.xi, R.wxi
-            om = mu[:, :, None] + s[:, None, None] * R.xi[None, None, :]
-        f, df = loss.fout(y[:, :, None], om, Vk[:, :, None])
-        ef, ef2, edf = (np.sum(a * wxi, axis=-1) for a in (f, f * f, df)) if loss.kinks else \
-            (f @ wxi, (f * f) @ wxi, df @ wxi)
+        ef, ef2, edf, tl = _xi_averages(loss, R, y, mu, s, Vk, extras)
     else:
         ef, ef2, edf, tl = _hinge_averages(y, mu, s[:, None], Vk)
     Ef, Ef2, Edf = (np.sum(R.wz * a, axis=1) for a in (ef, ef2, edf))
@@ -150,9 +169,6 @@ def general_hats(loss, R: InnerRule, teacher_fn, k, w, mu0, mu1, ms2, m, th, ps,
     out = (hV1, hV2, hq1, hq2, hth, hps, m_new)
     if not extras:
         return out
-    if loss.closed_average != "hinge":
-        p, _ = loss.prox(y[:, :, None], om, Vk[:, :, None])
-        tl = np.sum(loss.value(y[:, :, None], p) * wxi, axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ce = np.where(s[:, None] > 0, ndtr(-np.sign(y) * mu / np.maximum(s[:, None], 1e-300)),
                       (np.sign(mu) != np.sign(y)).astype(float))

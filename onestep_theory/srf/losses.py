@@ -80,7 +80,9 @@ class Loss:
         for n, f in need:
             if not callable(f):
                 raise InvalidParameterError(f"loss {n}", f, "a vectorised callable (d2, or prox, is required)")
-        return cls(str(name), value, d1, d2, prox, bool(classification), True)
+        L = cls(str(name), value, d1, d2, prox, bool(classification), True)
+        check_loss(L, LABELS_CLASSIFY if classification else LABELS_DEFAULT)     # numerically (no expression)
+        return L
 
     @classmethod
     def from_expression(cls, expr, classification=False) -> "Loss":
