@@ -312,3 +312,19 @@ def test_cli_resolvent_json():
     d = json.loads(out)
     assert abs(mpmath.mpf(d["m1"]) / mpmath.mpf("0.8225195578") - 1) < 1e-9
     assert set(d) >= {"m1", "m2", "dm1_dlam", "dm2_dlam", "residual", "iterations"}
+
+
+def test_the_largest_dps_is_not_refused_by_an_inner_check():
+    """gains(dps=MAX_DPS) ran the resolvent at MAX_DPS + 10 digits and was refused as 'dps=310', a value the user
+    never typed; now the boundary accepts [1, MAX_DPS] and names the user's own dps beyond it."""
+    import pytest as _pytest
+
+    from onestep_theory import InvalidParameterError, gains, resolvent
+    from onestep_theory.core.limits import MAX_DPS
+
+    with _pytest.raises(InvalidParameterError, match=rf"dps={MAX_DPS + 1}\b"):
+        gains("tanh", "tanh", "1/2", "1/2", "1/10", ell=1, dps=MAX_DPS + 1)
+    with _pytest.raises(InvalidParameterError, match=rf"dps={MAX_DPS + 1}\b"):
+        resolvent("tanh", "1/2", "1/2", "1/10", dps=MAX_DPS + 1)
+    g = gains("He1", "He1", "1/2", "1/2", "1/10", ell=1, dps=MAX_DPS)
+    assert g.delta[0] > 0

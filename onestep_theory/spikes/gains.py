@@ -21,7 +21,8 @@ import warnings
 import mpmath
 
 from ..core.errors import HypothesisError, InvalidParameterError
-from ..core.exact import GUARD_DIGITS, check_positive, to_mpf
+from ..core.exact import GUARD_DIGITS, check_dps, check_positive, to_mpf
+from ..core.limits import MAX_DPS
 from ..core.precision import precision
 from ..core.results import VouchedResult, provenance
 from ..hermite.activation import Activation
@@ -215,6 +216,7 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
     >>> print(mpmath.nstr(g.delta[0], 10), mpmath.nstr(g.lambda_test[0], 10))
     0.0846258733 0.1017283258
     """
+    dps = check_dps(dps, MAX_DPS, optional=False)           # the public boundary: the digits asked
     if test_form not in ("corrected", "slide"):
         raise InvalidParameterError("test_form", test_form, "'corrected' or 'slide'")
     if absent_spikes not in ("refuse", "formal", "drop"):

@@ -30,7 +30,7 @@ import numpy as np
 import sympy as sp
 
 from ..core.caches import cached
-from ..core.limits import MAX_DPS
+from ..core.limits import MAX_DPS, WORK_HEADROOM
 from ..core.precision import precision, workdps
 from ..core.errors import ConvergenceError, HypothesisError, InvalidParameterError
 from ..core.exact import GUARD_DIGITS, binary_exact, check_dps, to_exact, to_mpf
@@ -195,7 +195,7 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
     >>> print(mpmath.nstr(r.m1, 10), mpmath.nstr(r.m2, 10))
     3.466048639 1.018617577
     """
-    dps = check_dps(dps, MAX_DPS, optional=False)
+    dps = check_dps(dps, MAX_DPS + WORK_HEADROOM, optional=False)    # inner callers add guard + refinement
     ex = _check_inputs(phi_v, psi_v, lam_v)
     with precision(dps):
         P, S, L = (to_mpf(e, dps) for e in ex)
@@ -290,6 +290,7 @@ def resolvent(student, phi_v, psi_v, lam_v, dps: int = 15) -> Resolvent:
     The traces depend on the student only through :math:`(c_1, c_{>1})`; :math:`c_0` plays
     no role here (the feature matrix uses the centred activation, docs/theory/hermite.md §2.3).
     """
+    dps = check_dps(dps, MAX_DPS, optional=False)           # the public boundary: the digits asked
     s = Activation.from_any(student, "student", center=True)
     c1_v = s.coeff(1, dps + GUARD_DIGITS)
     cg_v = s.c_gt1(dps + GUARD_DIGITS)
