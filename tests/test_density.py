@@ -121,7 +121,8 @@ def test_mass_and_mean_of_the_bulk_at_r_positive():
     """Exact identities at r > 0: the bulk's mass is min(alpha/beta, 1) (1 - atom), its mean is
     (alpha/beta) E_kappa[c mu1^2 + mu*^2] (the z^-2 term of V2 at large z), and int rho / (x + lam) = V2(-lam)
     computed by the other solver at z = -lam (measured: all three to ~5e-15); by Gauss–Legendre in theta with
-    x = e- + (e+ - e-)(1 - cos theta)/2 (smooth at the square-root edges); tolerances 1e-12 (mass, inversion), 1e-9 (mean, against an independent Gauss–Hermite κ-rule)."""
+    x = e- + (e+ - e-)(1 - cos theta)/2 (smooth at the square-root edges); tolerances 1e-12 (mass, inversion),
+    1e-9 (mean, against an independent Gauss–Hermite κ-rule)."""
     from onestep_theory.srf.cge import cge_values
 
     kw = dict(r="1.1", c="1.02", alpha=2, beta="1/2")
