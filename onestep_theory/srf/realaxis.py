@@ -32,11 +32,11 @@ from ..hermite.quadrature import normal_rule
 from .cge import cge_arb, cge_coeffs
 from .kappa import kappa_features
 
-__all__ = ["moments", "moments_cached", "prepare", "system", "newton", "solve_real", "resolve", "find_edges", "refold", "comb_reach", "polish_edge",
-           "polish_point"]
+__all__ = ["moments", "moments_cached", "prepare", "system", "newton", "solve_real", "resolve", "find_edges", "refold",
+           "comb_reach", "polish_edge", "polish_point"]
 
 EPS = 2.0 ** -52
-#: η-homotopy: from η = 64L down by factors RATIO over LEVELS levels (to about 1e-15 L), then η = 0; L the bulk scale.
+#: η-homotopy: from η = 64L down by factors RATIO over LEVELS levels (to about 1e-15 L), then η = 0 (L: bulk scale).
 RATIO, LEVELS = 8.0, 18
 
 
