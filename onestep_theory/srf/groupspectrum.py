@@ -71,14 +71,14 @@ class VEquations:
 
     def __call__(self, x, z, nu0=None, jac=False):
         """``(F(x), nu)``, or ``(F(x), nu, dF/dx)`` with ``jac``, at λ = -z."""
-        V = _rmul(self.C, x)
-        wi = self.w / (1 + V)
+        inv = 1 / (1 + _rmul(self.C, x))
+        wi = self.w * inv
         hV1, hV2 = self.unpack(self.ab * _rmul(self.B, wi))
         nu, delta, M, R, _ = kgroup_resolvent(-z, hV1, hV2, self.beta, self.pis, self.cs, nu0)
         y = self.pack(M * delta[None, :] / self.beta, self.pis * nu)
         if not jac:
             return y, nu
-        s = -self.ab * wi * wi / self.w
+        s = -self.ab * wi * inv
         Jh = (self.B * s.real) @ self.C
         if np.iscomplexobj(s):
             Jh = Jh + 1j * ((self.B * s.imag) @ self.C)
