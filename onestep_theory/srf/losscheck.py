@@ -197,6 +197,6 @@ def check_teacher(L, act):
         off = ys[np.abs(np.abs(ys) - 1) > 1e-12]
         if off.size:
             raise InvalidParameterError("teacher", act.name, f"labels +-1 for the {L.name} loss (e.g. sign)",
-                                        f"it takes the value {off[0]:.6g}")
+                                        f"it takes the value {off[np.argmax(np.abs(np.abs(off) - 1))]:.12g}")
     if L.expr is not None:
         check_loss(L, ys)
