@@ -1,6 +1,6 @@
 """Speed of the asymptotic K-group theory (issues 24, 31; docs/theory/srf-theory.md §8.1; not run by the test suite).
 
-    python benchmarks/bench_kgroup.py [--baseline REV] [--repeat N] [--quick]
+    python benchmarks/bench_kgroup.py [--baseline REV] [--repeat N] [--quick] [--threads T]
 
 Side by side in one run: each command is timed on the working tree ("new") and on the package of the commit
 ``--baseline`` ("old", default 0194406, the code before issue 31), exported with ``git archive`` into a temporary
@@ -38,9 +38,12 @@ CASES = [
 ]
 
 
-def run(path, argv):
-    """(wall s, CPU s, stdout) of ``python -m onestep_theory argv`` with ``path`` first on PYTHONPATH."""
+def run(path, argv, threads=None):
+    """(wall s, CPU s, stdout) of ``python -m onestep_theory argv`` with ``path`` first on PYTHONPATH (and the BLAS
+    threads set to ``threads`` if given)."""
     env = dict(os.environ, PYTHONPATH=path)
+    if threads:
+        env.update({k: str(threads) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     # cwd outside the checkout: ``python -m`` puts the current directory before PYTHONPATH
@@ -67,13 +70,16 @@ def main():
     ap.add_argument("--baseline", default="0194406", help="the commit whose package is 'old'")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="the 12-group cases only")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="BLAS threads of both (default: the environment's; the old spectrum's small products lose "
+                         "most to idle BLAS threads on a loaded machine, so 1 is the fair baseline there)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_kgroup_") as old:
         tar = subprocess.run(["git", "-C", ROOT, "archive", args.baseline, "onestep_theory"], capture_output=True,
                              check=True).stdout
         subprocess.run(["tar", "-x", "-C", old], input=tar, check=True)
         print(f"old = {args.baseline} (git archive in {old}), new = working tree; median of {args.repeat}; "
-              f"CPU = user + sys of the child")
+              f"CPU = user + sys of the child; BLAS threads: {args.threads or 'as the environment'}")
         print(f"{'command':<38} {'old wall':>9} {'new wall':>9} {'ratio':>6}   {'old CPU':>8} {'new CPU':>8} "
               f"{'ratio':>6}   agree")
         for label, argv, twelve in CASES:
@@ -82,7 +88,7 @@ def main():
             res = {"old": [], "new": []}
             for _ in range(args.repeat):
                 for key, path in (("old", old), ("new", ROOT)):
-                    res[key].append(run(path, argv))
+                    res[key].append(run(path, argv, args.threads))
             (ow, oc), (nw, nc) = ((statistics.median(r[i] for r in res[k]) for i in (0, 1)) for k in ("old", "new"))
             a, b = main_values(res["old"][0][2]), main_values(res["new"][0][2])
             agree = len(a) == len(b) > 0 and all(abs(x - y) <= e + f for (x, e), (y, f) in zip(a, b))

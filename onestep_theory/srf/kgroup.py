@@ -75,9 +75,8 @@ def kgroup_map(x, G: GroupSetup, o: KGroupData, layout: StateLayout):
 def _polish(F, x, Jg_inv, tol, max_steps):
     """Chord Newton x <- x - (J_G)^-1 (F(x) - x) with a fixed float64 Jacobian, at the precision of ``x``; ``F``
     returns ``(new state, values)``.  Returns ``(x, steps, last correction, values at x, |F(x) - x|)``: stops when
-    the
-    correction falls below ``tol`` (relative) or stops contracting (the rounding floor); the last correction is
-    not applied — it is the solver's error (docs/theory/numerics.md §5)."""
+    the correction falls below ``tol`` (relative) or stops contracting (the rounding floor); the last correction
+    is not applied — it is the solver's error (docs/theory/numerics.md §5)."""
     mp = x.dtype == object
     Jm = np.array([[mpmath.mpf(float(v)) for v in row] for row in Jg_inv], dtype=object) if mp else Jg_inv
     prev = math.inf
