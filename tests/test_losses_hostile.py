@@ -154,3 +154,11 @@ def test_hinge_grid_and_simulation():
     for key, val in (("test_error", float(th.test_error)), ("class_error", float(th.extra["class_error"]))):
         st = sim.stats[key]
         assert abs(st.mean - val) <= 4 * st.se
+
+
+def test_general_loss_solve_is_time_bounded(monkeypatch):
+    """A general-loss solve stops at its time limit with ConvergenceError (exit 3), never runs on."""
+    import onestep_theory.srf.solve as solve_mod
+    monkeypatch.setattr(solve_mod, "GENERAL_LIMIT", 0.0)
+    with pytest.raises(ConvergenceError, match="time limit"):
+        srf_solve("tanh", "sign", loss="hinge", **ISSUE)

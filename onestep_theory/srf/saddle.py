@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import mpmath
 import numpy as np
@@ -50,6 +51,8 @@ class MapOptions:
     #: map applications the float64 solver may still spend (None: no limit); the general channel costs up to
     #: seconds per application, so its solve is bounded (docs/theory/srf-theory.md §13)
     eval_budget: int | None = None
+    #: time.monotonic() after which the map refuses to run (general losses: the whole solve is bounded)
+    deadline: float | None = None
 
 
 class DomainError(Exception):
@@ -64,6 +67,9 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
                                    f"the {getattr(o.loss, 'name', 'square')} loss (alpha={o.alpha}, beta={o.beta}, "
                                    f"lam={o.lam})", 0)
         o.eval_budget -= 1
+    if o.deadline is not None and time.monotonic() > o.deadline:
+        raise ConvergenceError(f"sRF saddle point with the {getattr(o.loss, 'name', 'square')} loss: time limit "
+                               "reached (docs/theory/srf-theory.md §13)", 0)
     sqrt = mpmath.sqrt if S.mp else math.sqrt
     m, th, ps, q1, q2, V1, V2 = x
     mu0, mu1, ms2, k = S.mu0, S.mu1, S.mus2, S.kappa

@@ -14,6 +14,7 @@ docs/theory/srf-theory.md §4–5.
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import mpmath
 import numpy as np
@@ -41,6 +42,8 @@ _EPS64 = 2.0 ** -52
 MAX_LEVEL = 4
 #: Smallest relative error tolerance of the float64 path; below it ask for ``dps``.
 MIN_TOL = 1e-13
+#: Seconds a general-loss solve may take (docs/theory/srf-theory.md §13); then ConvergenceError (exit 3)
+GENERAL_LIMIT = 900.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,6 +242,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     total_it = 0
     S = level_setup(setup.level if setup is not None else 0)
     if o.loss is not None:
+        o.deadline = time.monotonic() + GENERAL_LIMIT
         o.eval_budget = general_budget(x, S, o)
     try:
         x, it, res, status = solve_float(S, o, x, damping=opt.damping, tol=ctol, max_iter=opt.max_iter,
