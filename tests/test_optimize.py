@@ -196,7 +196,7 @@ def test_tau_star_prints_eta_star(capsys):
 def test_bias_lower_bound_is_a_result_object():
     from onestep_theory.srf.bounds import BiasBound, bias_lower_bound
 
-    out = bias_lower_bound("tanh", "sin", r="1.13", c="1.02", gamma="0.97", bias_max=1)
-    assert isinstance(out, BiasBound)
+    out = bias_lower_bound("x**3", "relu", r=1, c=1, gamma=1, bias_max=2)
+    assert isinstance(out, BiasBound) and out.lower < out.lower_at_zero
     d = out.to_dict()
     assert set(d["errors"]) == {"lower", "bias", "lower_at_zero"} and isinstance(d["lower"], str)

@@ -224,7 +224,8 @@ def _criterion_note(b, k, dps):
     """How a bound met ``--dps``: stated when by the absolute criterion (a bound that is 0 within its error)."""
     if b.criteria.get(k) != "absolute":
         return ""
-    return (f"   (0 within its error: {b.digits[k]} digits absolute, error <= 10^-{b.digits[k]} ||sigma*||^2 = "
+    zero = "0 within its error" if float(getattr(b, k)) == 0 else "below its scale"
+    return (f"   ({zero}: {b.digits[k]} digits absolute, |value| + error <= 10^-{b.digits[k]} ||sigma*||^2 = "
             f"{float(b.scale):.6g}" + (f"; --dps {dps} met by this absolute criterion)" if dps else ")"))
 
 

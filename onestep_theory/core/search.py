@@ -106,7 +106,7 @@ def _certify(deriv, x, delta, lo, hi, dps, gtol_of, count, progress):
 
 
 def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points: int = 41, max_secant: int = 12,
-                     progress=None, method: str = "") -> Argmin:
+                     ftol=None, progress=None, method: str = "") -> Argmin:
     r"""The minimiser of f on ``[lo, hi]`` with an error that bounds its actual error (module docstring).
 
     ``scan(x: float) -> float``: float64 f for the grid (``inf`` where it cannot be evaluated);
@@ -114,6 +114,8 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
     ``gtol`` None a cheap estimate (``err`` unused), else ``err`` must bound the error of ``g`` and should be below
     ``gtol`` where possible; ``value(x, dps) -> (f, err)``.  ``lo``, ``hi``: exact ends (float or mpf).  With
     ``dps`` the argmin is polished to ``10^-(dps+1) max(|x|, xscale)`` (absolute below ``xscale``).
+    ``ftol``: the absolute error wanted of the minimum value; at a flat minimum (``order`` p > 1) the argmin is
+    certified no tighter than that needs (its interval costs derivatives of ~p times the digits).
     ``progress(i, 0)`` is called after every evaluation.
 
     >>> d = lambda t, dps, gtol: (2 * (t - 0.3), 1e-15)
@@ -222,6 +224,8 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
             if p > 1:       # a flat minimum: the interval where the derivative's error hides its sign
                 g_x, e_x = _sure(deriv, x, dps, math.inf, count)
                 start = max(start, 2 * ((abs(float(g_x)) + e_x) / C) ** (1.0 / p))
+                if ftol is not None:    # no tighter than the minimum value needs: 2 delta C delta^p <= ftol / 2
+                    start = max(start, (float(ftol) / (4 * C)) ** (1.0 / (p + 1)))
             delta, gla, glb, left = _certify(deriv, x, start, mpmath.mpf(a), mpmath.mpf(b), dps,
                                        lambda d: C * float(d) ** p / 4, count, progress)
     # the minimum value: f at the left end of the certified interval (its rules are those of the derivative

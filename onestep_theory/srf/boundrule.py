@@ -145,8 +145,9 @@ def _slopes_on(S, student, teacher, r, c, gamma, direction, digits, level, wd, l
 
 def meets(value, err, scale) -> tuple:
     r"""``(digits, criterion)`` of a bound: relative digits :math:`\lfloor-\log_{10}(\epsilon/|v|)\rfloor`, or — for
-    a value that is 0 within its error — absolute digits :math:`\lfloor-\log_{10}((|v|+\epsilon)/s)\rfloor` of the
-    bound's scale ``s`` = :math:`\|\sigma_\star\|^2` (the bounds lie in [0, s]), whichever is larger.
+    a value that is 0 to that many digits (within its error, or below it) — absolute digits
+    :math:`\lfloor-\log_{10}((|v|+\epsilon)/s)\rfloor` of the bound's scale ``s`` = :math:`\|\sigma_\star\|^2` (the
+    bounds lie in [0, s]), whichever is larger.
 
     >>> meets(0.0, 1e-25, 0.5)
     (24, 'absolute')
@@ -155,7 +156,7 @@ def meets(value, err, scale) -> tuple:
     """
     v, e, sc = abs(float(value)), float(err), float(scale)
     rel = 0 if v == 0 or not math.isfinite(e) else (17 if e == 0 else max(0, math.floor(-math.log10(e / v))))
-    if sc > 0 and math.isfinite(e) and v <= e and v + e > 0:
+    if sc > 0 and math.isfinite(e) and v + e > 0:
         ab = max(0, math.floor(-math.log10((v + e) / sc)))
         if ab > rel:
             return ab, "absolute"
@@ -166,7 +167,8 @@ def refined_bounds(student, teacher, r, c, gamma, dps, target, *, direction=None
                    which=(0, 1)):
     """Both bounds at (r, c, γ) with error estimates, refining the κ-rule until ``target`` is met by
     :func:`meets` (relative, or absolute for a zero value); with ``direction`` also their slopes, refined until
-    their errors are below ``gtol`` (absolute), for the bounds in ``which`` (0: upper, 1: lower).  ``cheap``: the level-0 values only (errors None).
+    their errors are below ``gtol`` (absolute), for the bounds in ``which`` (0: upper, 1: lower).  ``cheap``: the
+    level-0 values only (errors None).
 
     With ``dps`` the working precision grows by the digits the orthogonalisation of (27) loses (log10 of its
     amplification, large at small r), so that the digits asked for stay within reach.  Returns
@@ -210,7 +212,7 @@ def refined_bounds(student, teacher, r, c, gamma, dps, target, *, direction=None
             rnd = 1e-14 if dps is None else 10.0 ** -(wd - 2)
             errs = [float(abs(v - p)) + rnd * f * max(1.0, abs(float(v)))
                     for v, p, f in zip(vals, prev[0], (1.0, amp))]
-            ok = all(meets(v, e, norm2)[0] >= want for v, e in zip(vals, errs))
+            ok = all(meets(vals[j], errs[j], norm2)[0] >= want for j in which)
             serrs = None
             if sl is not None:
                 # rounding of a weighted sum over N nodes: 4 u log2(N) (float64), or the working precision

@@ -128,6 +128,7 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     (0.0, 0.0, 'absolute')
     """
     dps = check_dps(dps, MAX_SRF_DPS)
+    em = eta_search_range(eta_max, r, c, gamma) if optimize_eta else None     # refuses r, c, gamma first
     target = 1e-10 if dps is None else 10.0 ** -dps
     bl, bl_err = best_linear_checked(teacher, dps)
     refs = ["[CPDKLZL24] (26)-(28), (165)-(172)", "docs/theory/srf-theory.md §6", "docs/theory/numerics.md §5",
@@ -135,7 +136,6 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     t = Activation.from_any(teacher, "teacher")
     scale = float(t.second_moment(20))
     if optimize_eta:
-        em = eta_search_range(eta_max, r, c, gamma)
         ms = [eta_optimum(student, teacher, j, alpha0=alpha0, noise_var=noise_var, eta_max=em, c_formula=c_formula,
                           strict_odd=strict_odd, dps=dps, target=target, progress=progress) for j in (0, 1)]
         (mu, (A, B, g)), (ml, _) = ms

@@ -53,7 +53,8 @@ def _search(student, teacher, point, direction, which, lo, hi, dps, target, xsca
 
     def value(xv, d):
         s, r, c, g = point(xv, d)
-        vals, errs, _, _ = refined_bounds(s, t, r, c, g, d, target if d == dps else 10.0 ** -(d or 10))
+        vals, errs, _, _ = refined_bounds(s, t, r, c, g, d, target if d == dps else 10.0 ** -(d or 10),
+                                          which=(which,))
         return vals[which], errs[which]
 
     def analytic(xv, d, gtol):
@@ -64,7 +65,9 @@ def _search(student, teacher, point, direction, which, lo, hi, dps, target, xsca
         return sl[which], (None if serrs is None else serrs[which])
 
     deriv = analytic if smooth_enough(point(lo, None)[0]) else differences(value, xscale=xscale)
-    return certified_argmin(scan, deriv, value, lo, hi, dps=dps, xscale=xscale, progress=progress, method=method)
+    ftol = None if dps is None else 10.0 ** -(dps + 2) * norm2      # the bounds' absolute criterion, with margin
+    return certified_argmin(scan, deriv, value, lo, hi, dps=dps, xscale=xscale, ftol=ftol, progress=progress,
+                            method=method)
 
 
 def eta_optimum(student, teacher, which, *, alpha0="inf", noise_var=0, eta_max=10, c_formula="corrected",
