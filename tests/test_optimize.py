@@ -156,7 +156,9 @@ def test_cor8_at_dps_printed(capsys, dps):
     rc, out, err = run(capsys, "bounds", "--student", "erf(x)", "--teacher", "erf(x)", "--optimize-eta", "--dps", dps)
     assert rc == 0, err
     v, e = contains(out, "eta_upper", truth(ETA_ERFX))
-    assert e / v <= 10.0 ** -dps
+    # dps digits: the printed error (the estimate plus the rounding of the printed value) below one unit of the
+    # dps-th significant digit
+    assert e <= mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(v)) - dps + 1)
     contains(out, "eta_lower", truth(ETA_ERFX))
     assert printed(out, "upper (26)")[0] == 0 and f"--dps {dps} met by this absolute criterion" in out
 
