@@ -108,9 +108,14 @@ def test_minimum_at_the_end_and_differences():
     assert abs(m.x - 1.0) <= m.errors["x"] < 1e-3
 
 
-def test_no_sign_change_is_refused():
+def test_constant_and_inconsistent_functions():
+    """f constant within its errors: every point minimises (the reported error covers the range, order 0); a
+    derivative that contradicts the values (no sign change where the grid has an interior minimum) is refused."""
+    m = certified_argmin(lambda t: 0.0, lambda t, d, g: (0.0, 1e-15), lambda t, d: (0.0, 1e-16), 0.0, 1.0)
+    assert m.order == 0 and abs(0.0 - m.x) <= m.errors["x"] and abs(1.0 - m.x) <= m.errors["x"]
     with pytest.raises(ConvergenceError):
-        certified_argmin(lambda t: 0.0, lambda t, d, g: (0.0, 1e-15), lambda t, d: (0.0, 1e-16), 0.0, 1.0)
+        certified_argmin(lambda t: (t - 1) ** 2, lambda t, d, g: (1.0, 1e-15), lambda t, d: ((t - 1) ** 2, 1e-16),
+                         0.0, 2.0)
 
 
 # ------------------------------------------------------------------------------------------------ the CLI

@@ -230,8 +230,14 @@ def _criterion_note(b, k, dps):
 
 
 def _flat_note(b, k):
-    """A flat minimum (f' ~ (eta - eta*)^p, p >= 3): its argmin has about 1/p of the digits."""
-    o = b.search.get(k[4:], {}).get("order", 1) if k.startswith("eta_") else 1
+    """A flat minimum (f' ~ (eta - eta*)^p, p >= 3): its argmin has about 1/p of the digits; a minimiser at an end
+    of the range; a bound constant in eta."""
+    info = b.search.get(k[4:], {}) if k.startswith("eta_") else {}
+    o = info.get("order", 1)
+    if info.get("at_end"):
+        return "   (at an end of [0, eta_max]: the bound decreases towards it; widen --eta-max if it is eta_max)"
+    if o == 0:
+        return "   (the bound is constant in eta within its errors: every eta in the range minimises it)"
     return f"   (flat minimum, f' ~ (eta - eta*)^{o}: the argmin has ~1/{o} of the digits)" if o > 1 else ""
 
 

@@ -61,7 +61,8 @@ class Argmin(VouchedResult):
     r"""A certified minimiser: ``x`` with ``errors["x"]`` (the true argmin lies within it), ``value`` = f(x) with
     ``errors["value"]`` (it bounds the distance to the true minimum value).  ``at_end``: the minimiser is an end of
     the range.  ``bracket``: the certified interval.  ``order``: p of :math:`f'\sim C(x-x^*)^p` (1: f'' > 0; 3 and
-    more: a flat minimum, whose argmin is determined to about 1/p of the derivative's digits).  ``evaluations``: derivative evaluations (cheap, certified)."""
+    more: a flat minimum, whose argmin is determined to about 1/p of the derivative's digits; 0: f constant within
+    its errors, every point a minimiser).  ``evaluations``: derivative evaluations (cheap, certified)."""
 
     x: object
     value: object
@@ -162,8 +163,23 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
             end = "hi"
             break
         else:
+            end = "flat"
+            break
+    if end == "flat":
+        # no certain sign change anywhere: f is constant within its errors when the derivative is 0 within its
+        # error at every grid point; then every x is a minimiser (reported: the midpoint, error half the range)
+        gs = [g for g in (g_at(j) for j in range(n)) if g is not None]
+        if 2 * len(gs) < n or any(abs(float(g[0])) > g[1] for g in gs):
             raise ConvergenceError("argmin: no certain sign change of the derivative around the grid minimum "
-                                   f"(x ~ {grid[i]:.6g}): a flat or degenerate minimum", count["certified"])
+                                   f"(x ~ {grid[i]:.6g}): a degenerate minimum", count["certified"])
+        gmax = max(abs(float(g[0])) + g[1] for g in gs)
+        x = (lo + hi) / 2
+        v, ve = value(grid[i] if dps is None else type(lo)(grid[i]), dps)
+        half = float(hi - lo) / 2
+        return Argmin(x=x, value=v, at_end=False, bracket=(lo, hi), evaluations=count, order=0,
+                      errors={"x": half, "value": float(ve) + 2 * half * gmax}, digits={"x": 0, "value": 0},
+                      dps=dps, provenance=provenance(dps=dps, method="constant within its errors: every point "
+                                                     "minimises", references=["docs/theory/numerics.md §9"]))
     prov = provenance(dps=dps, method=method or "grid, certified bracket of f', brentq (float64), secant (dps), "
                       "certified interval", references=["docs/theory/numerics.md §9"])
     if end is not None:
