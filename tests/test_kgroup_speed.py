@@ -219,3 +219,17 @@ def test_group_spectrum_progress():
     group_spectrum("tanh", readout_spec="1:1/2,2:1/2", r="1.1", c="1.02", alpha=2, beta=1, xs=[0.5, 1.0, 2.0],
                    lams=("1/2",), progress=lambda i, n: calls.append((i, n)))
     assert calls == [(1, 3), (2, 3), (3, 3)]
+
+
+@pytest.mark.slow       # about 15-30 s: a 15-digit solve of 12 groups (the benchmark's setting)
+def test_twelve_groups_float64_claim_against_15_digits():
+    """12 groups (u = 1/4, ..., 3, fractions 1/12): the float64 value (its target 1e-10: >= 10 digits; 11 here)
+    within its stated error of the 15-digit value, which has >= 15 digits."""
+    from onestep_theory.srf.groups import srf_groups
+
+    kw = dict(readout_spec=SPEC12, alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
+    f = srf_groups("tanh", "sin", **kw)
+    a = srf_groups("tanh", "sin", dps=15, **kw)
+    assert f.digits >= 10 and a.digits >= 15
+    with workdps(30):
+        assert abs(mpmath.mpf(f.test_error) - a.test_error) <= f.abs_error + a.abs_error
