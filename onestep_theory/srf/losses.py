@@ -94,10 +94,12 @@ class Loss:
         e = parse_text(expr, "loss", {"y": y, "yhat": yh}) if isinstance(expr, str) else expr
         if not isinstance(e, sp.Expr) or not e.free_symbols <= {y, yh} or sp.count_ops(e) > 200:
             raise InvalidParameterError("loss", expr, "an expression in y and yhat (at most 200 operations)")
-        precheck(e, str(e))
+        name = str(e) if len(str(e)) <= 60 else str(e.evalf(6))      # 1e300 parses to a 301-digit integer
+        name = name if len(name) <= 60 else name[:57] + "..."
+        precheck(e, name)
         try:
             d1, d2, smooth = derivatives(e, y, yh)
-            L = cls(str(e), _vector_fn(e, y, yh), _vector_fn(d1, y, yh), _vector_fn(d2, y, yh), None,
+            L = cls(name, _vector_fn(e, y, yh), _vector_fn(d1, y, yh), _vector_fn(d2, y, yh), None,
                     bool(classification), smooth, None, e,
                     () if smooth else tuple(_vector_fn(b, y, yh) for b in kink_points(e, y, yh)))
         except (KeyError, TypeError, NameError, AttributeError, NotImplementedError) as exc:
