@@ -100,7 +100,21 @@ def precheck(e, name):
 
 
 def check_loss(L, labels):
-    """Refuse the loss ``L`` (``value``, ``d1``, ``expr``) unless it meets the module's conditions on ``labels``."""
+    """Refuse the loss ``L`` (``value``, ``d1``, ``expr``) unless it meets the module's conditions on ``labels``.
+
+    >>> from onestep_theory.srf.losses import loss
+    >>> for spec in ("-yhat**2", "yhat", "y**2", "sqrt(yhat)"):
+    ...     try:
+    ...         loss(spec)
+    ...     except InvalidParameterError as exc:
+    ...         print(exc.detail[:60])
+    not convex in yhat: its second derivative -2 is negative
+    unbounded below in yhat: at y=-2 it keeps decreasing as yhat
+    it does not depend on yhat
+    its value is nan at y=-2, yhat=-10 (the general channel work
+    >>> loss("Abs(y - yhat)").smooth        # kinked, accepted: its prox is computed without a second derivative
+    False
+    """
     if L.expr is not None:
         precheck(L.expr, L.name)
     ys = np.asarray(labels, float)[:, None]
