@@ -132,16 +132,23 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
     if not np.isfinite(vals).any():
         raise ConvergenceError("argmin: the function could not be evaluated anywhere on the grid", 0)
     i = int(np.argmin(vals))
-    cache = {}
+    cache, pts = {}, [float(t) for t in grid]
+    step = float(grid[1] - grid[0])
 
     def g_at(j):                         # certified float64 derivative at grid point j (None: not computable)
         if j not in cache:
-            try:
-                cache[j] = _sure(deriv, float(grid[j]), None, math.inf, count)
-                if not (math.isfinite(float(cache[j][0])) and math.isfinite(cache[j][1])):
-                    cache[j] = None
-            except ConvergenceError:
-                cache[j] = None
+            cache[j] = None
+            # an end where f' cannot be evaluated (e.g. r = 0 of the bounds) moves inwards by step/2^k
+            tries = [pts[j]] + ([pts[j] + (1 if j == 0 else -1) * step / 2 ** k for k in range(1, 13)]
+                                if j in (0, n - 1) else [])
+            for t in tries:
+                try:
+                    g = _sure(deriv, t, None, math.inf, count)
+                except ConvergenceError:
+                    continue
+                if math.isfinite(float(g[0])) and math.isfinite(g[1]):
+                    pts[j], cache[j] = t, g
+                    break
         return cache[j]
 
     # bracket: walk outwards from the grid minimum until the derivative's sign change is certain
@@ -171,7 +178,8 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
         gs = [g for g in (g_at(j) for j in range(n)) if g is not None]
         if 2 * len(gs) < n or any(abs(float(g[0])) > g[1] for g in gs):
             raise ConvergenceError("argmin: no certain sign change of the derivative around the grid minimum "
-                                   f"(x ~ {grid[i]:.6g}): a degenerate minimum", count["certified"])
+                                   f"(x ~ {grid[i]:.6g}): a degenerate minimum, or an infimum approached at an end "
+                                   "where the function jumps", count["certified"])
         gmax = max(abs(float(g[0])) + g[1] for g in gs)
         x = (lo + hi) / 2
         v, ve = value(grid[i] if dps is None else type(lo)(grid[i]), dps)
@@ -184,12 +192,15 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
                       "certified interval", references=["docs/theory/numerics.md §9"])
     if end is not None:
         x = lo if end == "lo" else hi
+        # the minimiser lies between the end and the point next to it where f' was certified (moved inwards when
+        # f' could not be evaluated at the end itself)
+        ex = abs(pts[0] - float(lo)) if end == "lo" else abs(float(hi) - pts[-1])
         v, ve = value(x, dps)
         return Argmin(x=x, value=v, at_end=True, bracket=(x, x), evaluations=count, order=0,
-                      errors={"x": 0.0, "value": float(ve)}, digits={"x": dps or 17, "value": digits_of(v, ve)},
-                      dps=dps, provenance=prov)
+                      errors={"x": ex, "value": float(ve)}, dps=dps, provenance=prov,
+                      digits={"x": (dps or 17) if ex == 0 else digits_of(x, ex), "value": digits_of(v, ve)})
     ga, gb = float(ga[0]), float(gb[0])
-    a, b = float(grid[a]), float(grid[b])
+    a, b = pts[a], pts[b]
     x = brentq(lambda t: float(_cheap(deriv, t, None, count)), a, b, xtol=1e-300, rtol=9e-16, maxiter=200)
     slope = (gb - ga) / (b - a)
     # the float64 root, certified (the derivative as accurate as float64 allows)
