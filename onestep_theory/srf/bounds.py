@@ -123,7 +123,7 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     (``criteria``) — or :class:`~onestep_theory.errors.ConvergenceError` says how many.  The argmins of (28) are
     :func:`~onestep_theory.core.search.certified_argmin` (docs/theory/numerics.md §9).
 
-    >>> b = bounds("erf(x)", "erf(x)", r="sqrt(3)", c=1, gamma=1)   # docs/theory/srf-theory.md §6: both vanish at r = sqrt 3
+    >>> b = bounds("erf(x)", "erf(x)", r="sqrt(3)", c=1, gamma=1)   # srf-theory.md §6: both vanish at r = sqrt 3
     >>> float(b.upper), float(b.lower), b.criteria["upper"]
     (0.0, 0.0, 'absolute')
     """
@@ -197,9 +197,9 @@ def _result(up, lo, errs, bl, rr, cc, gg, eta, eu, el, opt, dps, refs, method, s
                   and search[k[4:]]["order"] <= 1]
         if short:
             k = min(short, key=lambda n: digits[n])
+            val = {"upper": up, "lower": lo, "eta_upper": eu, "eta_lower": el}[k]
             raise ConvergenceError(f"bounds: {dps} digits requested, only {digits[k]} reached for {k} "
-                                   f"({k} = {mpmath.nstr(up if k == 'upper' else lo if k == 'lower' else eu if k == 'eta_upper' else el, 6)} "
-                                   f"+- {errors[k]:.1e})", 0, errors[k])
+                                   f"({k} = {mpmath.nstr(val, 6)} +- {errors[k]:.1e})", 0, errors[k])
     return Bounds(upper=up, lower=lo, best_linear=bl, r=rr, c=cc, gamma=gg, eta=eta, eta_upper=eu, eta_lower=el,
                   optimized=opt, extension=float(gg) < 1, errors=errors, digits=digits,
                   criteria={k: v[1] for k, v in got.items()}, scale=scale, search=search or {}, dps=dps,
