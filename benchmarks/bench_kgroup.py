@@ -89,7 +89,8 @@ def main():
             for _ in range(args.repeat):
                 for key, path in (("old", old), ("new", ROOT)):
                     res[key].append(run(path, argv, args.threads))
-            (ow, oc), (nw, nc) = ((statistics.median(r[i] for r in res[k]) for i in (0, 1)) for k in ("old", "new"))
+            med = {k: [statistics.median(r[i] for r in res[k]) for i in (0, 1)] for k in ("old", "new")}
+            (ow, oc), (nw, nc) = med["old"], med["new"]
             a, b = main_values(res["old"][0][2]), main_values(res["new"][0][2])
             agree = len(a) == len(b) > 0 and all(abs(x - y) <= e + f for (x, e), (y, f) in zip(a, b))
             print(f"{label:<38} {ow:8.1f}s {nw:8.1f}s {ow / nw:5.1f}x   {oc:7.1f}s {nc:7.1f}s {oc / nc:5.1f}x   "
