@@ -71,7 +71,9 @@ class SRFOptions:
     ``loss`` (docs/theory/srf-theory.md §4.9): ``None``/``"square"`` (the closed-form square loss), ``"logistic"``,
     ``"hinge"``, an expression in ``y, yhat`` or a :class:`~onestep_theory.srf.losses.Loss` (a Loss object always
     runs the general channel, float64, noiseless labels).  The solution's ``extra`` then holds the
-    training loss and, for ±1 teachers, the classification error.
+    training loss and, for ±1 teachers, the classification error.  Entry checks and kinked losses:
+    docs/theory/srf-theory.md §13 (a classification loss refuses a teacher whose labels are not ±1 before any
+    work; the solve is bounded by :data:`GENERAL_LIMIT` seconds).
 
     ``row_norms=True`` (docs/theory/srf-theory.md §4.11): the correction for the row-norm heterogeneity of the
     giant step (§2 "Row norms"), which Result 3.3 leaves out and which puts the network several percent from it
