@@ -11,7 +11,7 @@ labels as they are).  The averages :math:`\langle f_{\rm out}\rangle,\langle f_{
 * in ξ: probabilists' Gauss–Hermite for a smooth loss; for the hinge loss the ξ-average is taken in closed
   form (:math:`f_{\rm out}` is piecewise linear in ω: truncated Gaussian moments).
 
-The hats, the Newton update of the mean overlap m (its fixed point is :math:`\mathbb E_\kappa[\mu_0\langle
+The hats, the (length-capped, docs/theory/srf-theory.md §13) Newton update of the mean overlap m (its fixed point is :math:`\mathbb E_\kappa[\mu_0\langle
 f_{\rm out}\rangle]=0`), the training loss and the classification error follow.
 """
 
