@@ -123,7 +123,7 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
     (``criteria``) — or :class:`~onestep_theory.errors.ConvergenceError` says how many.  The argmins of (28) are
     :func:`~onestep_theory.core.search.certified_argmin` (docs/theory/numerics.md §9).
 
-    >>> b = bounds("erf(x)", "erf(x)", r="sqrt(3)", c=1, gamma=1)   # srf-theory.md §6: both vanish at r = sqrt 3
+    >>> b = bounds("erf(x)", "erf(x)", r="sqrt(3)", c=1, gamma=1)   # both vanish at r = sqrt 3 (Cor. 8)
     >>> float(b.upper), float(b.lower), b.criteria["upper"]
     (0.0, 0.0, 'absolute')
     """
