@@ -225,8 +225,8 @@ def _criterion_note(b, k, dps):
     if b.criteria.get(k) != "absolute":
         return ""
     zero = "0 within its error" if float(getattr(b, k)) == 0 else "below its scale"
-    return (f"   ({zero}: {b.digits[k]} digits absolute, |value| + error <= 10^-{b.digits[k]} ||sigma*||^2 = "
-            f"{float(b.scale):.6g}" + (f"; --dps {dps} met by this absolute criterion)" if dps else ")"))
+    return (f"   ({zero}: {b.digits[k]} digits absolute, |value| + error <= 10^-{b.digits[k]} ||sigma*||^2, "
+            f"||sigma*||^2 ~ {float(b.scale):.6g}" + (f"; --dps {dps} met by this absolute criterion)" if dps else ")"))
 
 
 def _flat_note(b, k):

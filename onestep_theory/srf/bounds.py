@@ -183,7 +183,8 @@ def _clamp(v, e):
 def _result(up, lo, errs, bl, rr, cc, gg, eta, eu, el, opt, dps, refs, method, scale, arg_errs=None, search=None):
     bl, bl_err = bl
     (up, e_up), (lo, e_lo) = _clamp(up, errs[0]), _clamp(lo, errs[1])
-    errors = {"upper": e_up, "lower": e_lo, "best_linear": bl_err, **(arg_errs or {})}
+    errors = {"upper": e_up, "lower": e_lo, "best_linear": bl_err, **(arg_errs or {}),
+              "scale": abs(scale) * 2.0 ** -52}          # ||sigma*||^2 at 20 digits, rounded to float64
     got = {"upper": meets(up, e_up, scale), "lower": meets(lo, e_lo, scale)}
     digits = {k: v[0] for k, v in got.items()}
     if opt:
