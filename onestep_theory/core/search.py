@@ -147,9 +147,15 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
                 except ConvergenceError:
                     continue
                 if math.isfinite(float(g[0])) and math.isfinite(g[1]):
-                    pts[j], cache[j] = t, g
-                    break
+                    if cache[j] is None:
+                        pts[j], cache[j] = t, g
+                    if abs(float(g[0])) > g[1]:         # the first point inwards with a certain sign
+                        pts[j], cache[j] = t, g
+                        break
         return cache[j]
+
+    def end_scan(j):                     # f at an end's certified point (moved inwards past a jump at the end)
+        return vals[j] if pts[j] == float(grid[j]) else scan(pts[j])
 
     # bracket: walk outwards from the grid minimum until the derivative's sign change is certain
     a, b, end = max(i - 1, 0), min(i + 1, n - 1), None
@@ -163,10 +169,10 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
             a -= 1
         elif not right_ok and b < n - 1:
             b += 1
-        elif not left_ok and vals[0] <= vals[i] and (ga is None or ga[0] - ga[1] > 0):
+        elif not left_ok and (ga is None or ga[0] - ga[1] > 0) and min(vals[0], end_scan(0)) <= vals[i]:
             end = "lo"
             break
-        elif not right_ok and vals[-1] <= vals[i] and (gb is None or gb[0] + gb[1] < 0):
+        elif not right_ok and (gb is None or gb[0] + gb[1] < 0) and min(vals[-1], end_scan(n - 1)) <= vals[i]:
             end = "hi"
             break
         else:
@@ -191,13 +197,18 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
     prov = provenance(dps=dps, method=method or "grid, certified bracket of f', brentq (float64), secant (dps), "
                       "certified interval", references=["docs/theory/numerics.md §9"])
     if end is not None:
-        x = lo if end == "lo" else hi
-        # the minimiser lies between the end and the point next to it where f' was certified (moved inwards when
-        # f' could not be evaluated at the end itself)
-        ex = abs(pts[0] - float(lo)) if end == "lo" else abs(float(hi) - pts[-1])
+        # the minimiser is the end, or (f' not evaluable there, e.g. a jump of f at r = 0) the infimum is approached
+        # between the end and the point moved inwards where f' > 0 was certified: reported there, its distance to
+        # the end as its error, and the value's error grown by that distance times f' there (f' in [0, g] between)
+        j = 0 if end == "lo" else n - 1
+        moved = pts[j] != float(grid[j])
+        x = (lo if end == "lo" else hi) if not moved else (pts[j] if dps is None else type(lo)(pts[j]))
+        ex = abs(pts[j] - float(grid[j]))
         v, ve = value(x, dps)
+        g = cache.get(j)
+        ve = float(ve) + (ex * (abs(float(g[0])) + g[1]) if moved and g is not None else 0.0)
         return Argmin(x=x, value=v, at_end=True, bracket=(x, x), evaluations=count, order=0,
-                      errors={"x": ex, "value": float(ve)}, dps=dps, provenance=prov,
+                      errors={"x": ex, "value": ve}, dps=dps, provenance=prov,
                       digits={"x": (dps or 17) if ex == 0 else digits_of(x, ex), "value": digits_of(v, ve)})
     ga, gb = float(ga[0]), float(gb[0])
     a, b = pts[a], pts[b]
