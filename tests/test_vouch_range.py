@@ -176,3 +176,29 @@ def test_vmpf_is_the_mpf_with_its_error():
     for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x), copy.copy(x)):
         assert type(y) is vmpf and y == v and y.error == x.error and repr(y) == repr(x)
     assert with_error(0.5, 1e-3) == 0.5 and type(with_error(0.5, 1e-3)) is float   # floats stay floats
+
+
+def test_a_vouched_number_takes_a_format_spec_at_any_precision():
+    """f"{x:.5f}" of a result's number failed (mpmath 1.3's mpf takes no format spec).  Reference: the exact
+    rational value of the mpf (its mantissa and exponent), divided out in decimal at 2100 digits and formatted by
+    Python's decimal module."""
+    import decimal
+    import fractions
+
+    import mpmath
+
+    from onestep_theory.core.vouching import with_error
+
+    with mpmath.workdps(50):
+        values = (mpmath.mpf(1) / 3, -mpmath.mpf(2) ** -2000, mpmath.mpf(10) ** 400 / 7, mpmath.mpf(0),
+                  mpmath.mpf("0.125"))
+        for v in values:
+            x = with_error(v, abs(v) * mpmath.mpf(10) ** -45 + mpmath.mpf(10) ** -3000)
+            sign, man, exp, _ = v._mpf_
+            exact = fractions.Fraction((-1) ** sign * int(man)) * fractions.Fraction(2) ** int(exp) if man else \
+                fractions.Fraction(0)
+            with decimal.localcontext() as ctx:
+                ctx.prec = 2100
+                ref = decimal.Decimal(exact.numerator) / decimal.Decimal(exact.denominator)
+            for spec in (".5f", ".30e", ">40.12g", ".45f", "+.3%"):
+                assert f"{x:{spec}}" == format(ref, spec), (v, spec)

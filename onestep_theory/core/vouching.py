@@ -15,8 +15,10 @@ plain mpf; ``x.plain`` is the value itself; ``x.error`` the estimate).
 
 from __future__ import annotations
 
+import decimal
 import fractions
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -232,7 +234,21 @@ class vmpf(mpmath.mpf):
         p.text(repr(self))
 
     def __format__(self, spec: str) -> str:
-        return str(self) if not spec else format(self.plain, spec)
+        """No spec: the vouched text with its error; a spec (``.5f``, ``>20.3e``, ...): the value formatted as
+        Python formats a ``decimal.Decimal`` of all its binary digits (mpmath 1.3's mpf takes no spec)."""
+        if not spec:
+            return str(self)
+        try:
+            return format(self.plain, spec)
+        except (TypeError, ValueError):
+            # enough decimal digits for the spec (its precision, plus the integer digits of a fixed-point or
+            # percent format) and for every binary digit of the mantissa, with 12 to spare against double rounding
+            m = re.search(r"\.(\d+)", spec)
+            prec = int(m.group(1)) if m else 6
+            _, man, exp, bc = self._mpf_ if self.plain else (0, 0, 0, 1)
+            mag = max(0, math.floor((exp + bc) * 0.30103) + 3) if man else 0
+            n = min(20000, max(20, int(bc * 0.30103) + 5, prec + mag + 12))
+            return format(decimal.Decimal(mpmath.libmp.to_str(self._mpf_, n)) if man else decimal.Decimal(0), spec)
 
     def __reduce__(self):
         return with_error, (self.plain, self.error, self.cap)
