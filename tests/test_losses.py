@@ -211,9 +211,10 @@ def test_trained_bias_against_simulation():
     th = trained_bias("tanh", "relu", alpha=2, beta=1, lam="1/10", r="1.2", c="1.1", gamma="0.9", bias_max=1.5)
     sim = sim_trained_bias("tanh", "relu", 800, r=1.2, c=1.1, gamma=0.9, alpha=2, beta=1, lam=0.1, bias_max=1.5,
                            reps=6, seed=2)
-    assert th["test_error"] < th["test_error_at_zero"] - 0.05
-    for key, val, err in (("bias", th["bias"], th["bias_error"]), ("objective", th["objective"], th["errors"]["objective"]),
-                          ("test_error", th["test_error"], th["errors"]["test_error"])):
+    assert th.test_error < th.test_error_at_zero - 0.05
+    assert "±" in repr(th) and set(th.to_dict()) >= {"bias", "errors", "digits", "provenance"}
+    for key in ("bias", "objective", "test_error"):
+        val, err = getattr(th, key), th.errors[key]
         st = sim.stats[key]
         assert abs(st.mean - val) <= 4 * st.se + err
 

@@ -12,15 +12,33 @@ the simulator's joint (a, b) fit (``sim_srf(bias="train")``).
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..core.errors import InvalidParameterError
 from ..core.exact import binary_exact, check_real, float_in
-from ..core.results import provenance
+from ..core.results import VouchedResult, digits_of, provenance
 from ..core.search import certified_argmin, differences
 from ..hermite.activation import Activation
 from .losses import LOSSES
 from .solve import srf_solve
 
-__all__ = ["training_objective", "trained_bias"]
+__all__ = ["training_objective", "trained_bias", "TrainedBias"]
+
+
+@dataclasses.dataclass
+class TrainedBias(VouchedResult):
+    """The trained common bias b* (``bias``, certified: the true minimiser lies within ``errors['bias']``), the
+    training objective there, the test error (25) at b* and at b = 0, float64 (docs/theory/srf-theory.md §4.9);
+    ``at_boundary``: b* is an end of [-bias_max, bias_max]."""
+
+    bias: float
+    objective: float
+    test_error: float
+    test_error_at_zero: float
+    at_boundary: bool
+    errors: dict
+    digits: dict
+    provenance: dict
 
 
 def training_objective(student, teacher, b, *, alpha, beta, lam, r, c, gamma):
@@ -59,8 +77,11 @@ def trained_bias(student, teacher, *, alpha, beta, lam, r, c, gamma, bias_max=3)
     slope = abs(float(sp_.test_error) - float(sm.test_error)) / (2 * h)
     s_b = Activation.from_any(student, "student").shifted(binary_exact(b))
     test = srf_solve(s_b, teacher, **kw)
-    return dict(bias=b, bias_error=db, objective=obj_v, test_error=float(test.test_error),
-                errors={"objective": oerr + float(m.errors["value"]), "test_error": test.abs_error + slope * db},
-                at_boundary=bool(m.at_end), test_error_at_zero=float(srf_solve(student, teacher, **kw).test_error),
-                provenance=provenance(method=m.provenance["method"],
-                                      references=["[CPDKLZL24] (130)-(132)", "docs/theory/srf-theory.md §4.9"]))
+    zero = srf_solve(student, teacher, **kw)
+    vals = dict(bias=b, objective=obj_v, test_error=float(test.test_error), test_error_at_zero=float(zero.test_error))
+    errs = dict(bias=db, objective=oerr + float(m.errors["value"]), test_error=test.abs_error + slope * db,
+                test_error_at_zero=zero.abs_error)
+    return TrainedBias(**vals, at_boundary=bool(m.at_end), errors=errs,
+                       digits={k: digits_of(v, errs[k]) for k, v in vals.items()},
+                       provenance=provenance(method=m.provenance["method"],
+                                             references=["[CPDKLZL24] (130)-(132)", "docs/theory/srf-theory.md §4.9"]))
