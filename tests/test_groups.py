@@ -177,7 +177,7 @@ def test_bounds_vanish_for_erf_at_sqrt3():
 
 def test_mean_spikes_k1_and_gram():
     one = group_mean_spikes("tanh", readout_spec="1:1", r=1.2, c=1.1, alpha=2, d=1000)
-    assert one["spikes"][0] == pytest.approx(mean_spike("tanh", r=1.2, c=1.1, alpha=2, d=1000), rel=1e-10)
+    assert one.spikes[0] == pytest.approx(mean_spike("tanh", r=1.2, c=1.1, alpha=2, d=1000), rel=1e-10)
     # two groups: n times the eigenvalues of [sqrt(pi_j pi_l) E mu0_j mu0_l]; an independent Gram by mpmath.quad
     two = group_mean_spikes("tanh", readout_spec="1:1/4,2:3/4", r=1.2, c=1.1, alpha=2, d=1000)
     cs = (1.1, 1 + 4 * 0.1)
@@ -189,7 +189,7 @@ def test_mean_spikes_k1_and_gram():
              / math.sqrt(2 * math.pi) for b in (1, 2)] for a in (1, 2)]
     w = np.sqrt([0.25, 0.75])
     ev = np.sort(np.linalg.eigvalsh(np.array(gram, dtype=float) * np.outer(w, w)))[::-1] * 2000
-    assert np.allclose(two["spikes"], ev, rtol=1e-7)
+    assert np.allclose(two.spikes, ev, rtol=1e-7)
 
 
 def test_d3_is_a_projection():
@@ -204,8 +204,8 @@ def test_d3_is_a_projection():
             G[i, j] = mpmath.quad(lambda k, i=i, j=j: phi[i](k) * phi[j](k) * mpmath.npdf(k), [-mpmath.inf, 0, mpmath.inf])
     norm2 = (1 - mpmath.exp(-2)) / 2
     ref = norm2 - (s.T * mpmath.inverse(G) * s)[0]
-    assert abs(out["test_error"] - float(ref)) < 1e-10 + out["error"]
-    assert out["experimental"]
+    assert abs(out.test_error - float(ref)) < 1e-10 + out.errors["test_error"]
+    assert out.experimental and "±" in repr(out)
 
 
 # ---------------------------------------------------------------- command line

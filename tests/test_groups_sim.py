@@ -50,7 +50,7 @@ def test_two_mean_spikes_relu_pm():
     sim = sim_spectrum("relu_centered", 400, r=1.5, c=1.1, gamma=1, alpha=2, beta=1, readout="1:0.5,-1:0.5", reps=4,
                        seed=2, lam=(0.5,))
     th = group_mean_spikes("relu_centered", readout_spec="1:0.5,-1:0.5", r=1.5, c=1.1, alpha=2, d=400)
-    for key, val, err in zip(("top_eigenvalue", "second_eigenvalue"), th["spikes"], th["errors"]):
+    for key, val, err in zip(("top_eigenvalue", "second_eigenvalue"), th.spikes, th.errors["spikes"]):
         st = sim.stats[key]
         assert abs(st.mean - val) <= 4 * st.se + err
 

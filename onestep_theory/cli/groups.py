@@ -130,10 +130,12 @@ def run_bounds_groups(args):
 
 
 def group_spikes(args, rr, cc) -> dict:
-    """The up-to-K mean spikes (docs/theory/srf-theory.md §8) for ``spectrum --readout … --d D``."""
+    """The up-to-K mean spikes (docs/theory/srf-theory.md §8) for ``spectrum --readout … --d D``, vouched
+    (``to_dict``: every value to the digits its error vouches for)."""
     from ..srf.groupbounds import group_mean_spikes
 
-    return group_mean_spikes(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, d=args.d)
+    return group_mean_spikes(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha,
+                             d=args.d).to_dict()
 
 
 def _run_tau_star(args):
@@ -197,6 +199,6 @@ def run_group_spectrum(args):
     if args.d:
         gm = d["group_mean_spikes"]
         lines.append(f"mean spikes at d = {args.d}: " + ", ".join(
-            f"{v:.10g} +/- {e:.1e}" for v, e in zip(gm["spikes"], gm["errors"])))
+            f"{v} +/- {e}" for v, e in zip(gm["spikes"], gm["errors"]["spikes"])))
     emit(args, d, "\n".join(lines))
     return 0

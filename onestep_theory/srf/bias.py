@@ -51,7 +51,7 @@ def training_objective(student, teacher, b, *, alpha, beta, lam, r, c, gamma):
     return obj, err, sol
 
 
-def trained_bias(student, teacher, *, alpha, beta, lam, r, c, gamma, bias_max=3) -> dict:
+def trained_bias(student, teacher, *, alpha, beta, lam, r, c, gamma, bias_max=3) -> TrainedBias:
     r"""The bias b* minimising the asymptotic training objective over :math:`[-b_{\max},b_{\max}]` and the test error
     there (docs/theory/srf-theory.md §4.9), square loss, noiseless labels, given (r, c, γ).
 

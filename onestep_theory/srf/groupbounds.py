@@ -36,7 +36,7 @@ from .kappa import group_setup
 from .mapping import resolve_rcg, srf_params
 from .readout import group_params, readout
 
-__all__ = ["GroupBounds", "group_bounds", "group_mean_spikes", "d3_special_case"]
+__all__ = ["GroupBounds", "GroupMeanSpikes", "D3Special", "group_bounds", "group_mean_spikes", "d3_special_case"]
 
 _RANK_TOL = 1e-9
 
@@ -172,7 +172,20 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
                               references=refs))
 
 
-def group_mean_spikes(student, *, readout_spec, r, c, alpha, d) -> dict:
+@dataclasses.dataclass
+class GroupMeanSpikes(VouchedResult):
+    r"""Up to K mean spikes of :math:`\Phi^\top\Phi/p` (largest first) with ``errors['spikes']`` (change under a
+    refined κ-rule plus rounding), ``n = αd`` (docs/theory/srf-theory.md §8, Spectrum)."""
+
+    spikes: list
+    readout: dict
+    n: float
+    errors: dict
+    digits: dict
+    provenance: dict
+
+
+def group_mean_spikes(student, *, readout_spec, r, c, alpha, d) -> GroupMeanSpikes:
     r"""Up to K mean spikes of :math:`A=\Phi^\top\Phi/p` (docs/theory/srf-theory.md §8, Spectrum; (191) at K = 1):
     :math:`n=\alpha d` times the eigenvalues of :math:`[\sqrt{\pi_j\pi_l}\,\mathbb E_\kappa\mu_0^{(j)}\mu_0^{(l)}]`,
     largest first, with their errors (change under a refined κ-rule)."""
@@ -189,12 +202,31 @@ def group_mean_spikes(student, *, readout_spec, r, c, alpha, d) -> dict:
         M = (G.mu0 * G.w) @ G.mu0.T * np.outer(sq, sq)
         out.append(np.clip(np.sort(np.linalg.eigvalsh(M))[::-1], 0, None) * n)    # PSD: rounding below 0 is 0
     err = np.abs(out[1] - out[0]) + 1e-14 * n * max(1.0, float(np.max(np.abs(out[1]))))
-    return dict(spikes=out[1].tolist(), errors=err.tolist(), readout=rd.to_dict(), n=n,
-                provenance=provenance(method="eigenvalues of the group Gram matrix of mu0", references=[
-                    "docs/theory/srf-theory.md §8", "[CPDKLZL24] (191)"]))
+    spikes, errs = out[1].tolist(), err.tolist()
+    return GroupMeanSpikes(spikes=spikes, readout=rd.to_dict(), n=n, errors={"spikes": errs},
+                           digits={"spikes": [digits_of(v, e) for v, e in zip(spikes, errs)]},
+                           provenance=provenance(method="eigenvalues of the group Gram matrix of mu0", references=[
+                               "docs/theory/srf-theory.md §8", "[CPDKLZL24] (191)"]))
 
 
-def d3_special_case(student, teacher, *, readout_spec, r) -> dict:
+@dataclasses.dataclass
+class D3Special(VouchedResult):
+    """App. D.3 (159)–(160) (experimental, docs/theory/srf-theory.md §8): the test error with ``errors['test_error']``,
+    the least-squares readout ``m``, the Gram ``K`` and ``s`` on the readout's support."""
+
+    test_error: float
+    m: list
+    K: list
+    s: list
+    readout: dict
+    r: float
+    experimental: bool
+    errors: dict
+    digits: dict
+    provenance: dict
+
+
+def d3_special_case(student, teacher, *, readout_spec, r) -> D3Special:
     r"""App. D.3 (159)–(160) as reconstructed in docs/theory/srf-theory.md §8 (experimental): no bulk, γ = 1, features
     :math:`\sigma(ra\kappa)`.  Solves :math:`\sum_b\rho_bK(a,b)m_b=s(a)` (minimum norm) and returns
     :math:`\varepsilon_g=\|\sigma_\star\|^2-\sum_a\rho_am_as(a)` with ``m``, ``K``, ``s`` and an error (change
@@ -222,6 +254,7 @@ def d3_special_case(student, teacher, *, readout_spec, r) -> dict:
         res.append((float(w @ (tk * tk)) - float(np.sum(rho * m * sa)), m, Kab, sa))
     eps, m, Kab, sa = res[1]
     err = abs(eps - res[0][0]) + 1e-14 * max(1.0, float(np.max(np.abs(Kab)))) * float(np.max(np.abs(m)) + 1) ** 2
-    return dict(test_error=eps, error=err, m=m.tolist(), K=Kab.tolist(), s=sa.tolist(), readout=rd.to_dict(), r=rr,
-                experimental=True, provenance=provenance(method="(159) by least squares, (160)", references=[
-                    "[CPDKLZL24] App. D.3 (158)-(164)", "docs/theory/srf-theory.md §8"]))
+    return D3Special(test_error=eps, m=m.tolist(), K=Kab.tolist(), s=sa.tolist(), readout=rd.to_dict(), r=rr,
+                     experimental=True, errors={"test_error": err}, digits={"test_error": digits_of(eps, err)},
+                     provenance=provenance(method="(159) by least squares, (160)", references=[
+                         "[CPDKLZL24] App. D.3 (158)-(164)", "docs/theory/srf-theory.md §8"]))
