@@ -372,3 +372,26 @@ def test_no_step_through_the_mapping_equals_the_explicit_random_features_point()
     a = srf_solve("tanh", "sin", alpha0=20, eta=0, alpha=1, beta=1, lam="1/10").to_dict()
     b = srf_solve("tanh", "sin", r=0, c=1, gamma=0, alpha=1, beta=1, lam="1/10").to_dict()
     assert a["digits"] >= 10 and _same(a["test_error"], a["abs_error"], b["test_error"], b["abs_error"])
+
+
+# --------------------------------------------------------------------------------------------- general losses
+@pytest.mark.parametrize("lam", ["1/10", "0.1"])
+def test_hinge_printed_test_and_class_error_contain_the_kinked_prox_reference(capsys, lam):
+    """Issue 31: `srf ... --loss hinge` at tanh/sign, alpha0 = 20, eta = 3, alpha = beta = 1, lambda = 0.1 (it ended in
+    'no valid fixed point').  Reference: tests/data/hinge_reference.json, the same loss written as the user expression
+    Max(0, 1 - y*yhat) (kink located symbolically, proximal map by bracketed 1-D minimisation, Gauss-Legendre
+    xi-panels split at the kinks: not the built-in closed-form prox on Gauss-Hermite rules), with its own error."""
+    ref = json.loads((DATA / "hinge_reference.json").read_text())
+    argv = ["srf", "--student", "tanh", "--teacher", "sign", "--alpha0", "20", "--eta", "3", "--alpha", "1",
+            "--beta", "1", "--lam", lam, "--loss", "hinge"]
+    d = run(capsys, *argv, "--json")
+    no_floats({k: d[k] for k in ("test_error", "abs_error", "class_error", "errors")})
+    assert contains(d["test_error"], d["abs_error"], ref["test_error"], ref["test_error_error"])
+    assert contains(d["class_error"], d["errors"]["class_error"], ref["class_error"], ref["class_error_error"])
+    text = run(capsys, *argv)
+    line = next(t for t in text.splitlines() if t.startswith("test error"))
+    value, err = line.split("=")[1].split()[0], line.split("+/-")[1].split(",")[0]
+    assert contains(value, err, ref["test_error"], ref["test_error_error"])
+    line = next(t for t in text.splitlines() if t.strip().startswith("class_error"))
+    assert contains(line.split("=")[1].split()[0], line.split("+/-")[1].split()[0], ref["class_error"],
+                    ref["class_error_error"])
