@@ -106,6 +106,8 @@ def _compile(e: sp.Expr, var=x):
         return mn
     fn = _UNARY.get(e.func)
     if fn is not None and len(args) == 1:
+        if not isinstance(var, tuple) and e.args[0] == var:
+            return fn                   # f(x) itself: no identity call in between (hot in the Arb smoothing loops)
         a0 = args[0]
         return lambda t: fn(a0(t))
     raise ExpressionError("expression", e, f"no Arb evaluation for {e.func.__name__}")
