@@ -89,7 +89,7 @@ def test_cli_text_and_json_claims_at_r0(capsys, dps):
         hi = float(np.nextafter(hi, np.inf))
     xs_all = xs + [hi, float(s["x_outside"][3]), -1.0]
     argv = ["spectrum", "--student", "tanh", "--r", "0", "--c", s["c"], "--gamma", "1", "--alpha", s["alpha"],
-            "--beta", s["beta"], "--z", ",".join(repr(x) for x in xs_all), "--lam", "1/2"]
+            "--beta", s["beta"], "--z", ",".join(str(F(x)) for x in xs_all), "--lam", "1/2"]   # the binary points
     argv += [] if dps is None else ["--dps", str(dps)]
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -253,3 +253,48 @@ def test_comb_edge_is_not_printed_at_dps(capsys):
     rc, out, err = _cli(capsys, *argv, "--json")
     d = json.loads(out)
     assert d["edges"][0] is None and F(d["errors"]["edges"][1]) <= F(10) ** -11 * F(d["edges"][1])
+
+
+def _mm_reference():
+    """The Mei-Montanari quartic route of tests/data/precompute/density_reference.py (nothing shared with the package)."""
+    import importlib.util
+
+    path = pathlib.Path(__file__).parent / "data" / "precompute" / "density_reference.py"
+    spec = importlib.util.spec_from_file_location("density_reference", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_decimal_x_near_the_edges_is_read_as_typed_at_dps(capsys):
+    """Review finding: `--z 0.1,7.9 --dps 30` read each x through float64, so near an edge the density moved by
+    rho'(x) 1e-16 x (off at 1e-17 while printing errors of 1e-31).  Now x is read as typed: decimal points near both
+    edges of the atom setting, printed at --dps 30, contain the 40-digit Mei-Montanari density at the exact decimal."""
+    mod = _mm_reference()
+    s = REF[1]
+    lo, hi = float(s["edges"][0]), float(s["edges"][1])
+    xs = [f"{lo * 1.001:.6f}", f"{lo * 1.05:.5f}", f"{hi * 0.99:.5f}", f"{hi * 0.9995:.7f}"]
+    with mpmath.workdps(60):
+        Q = mod.quartic()
+        mu1, ms2 = mod.constants(s["c"])
+        al, be = (mpmath.mpf(F(s[k]).numerator) / F(s[k]).denominator for k in ("alpha", "beta"))
+        vals = {"p1": be, "p2": al, "z2": mu1 ** 2 / ms2}
+        ref = [mod.physical(Q, mpmath.mpf(F(x).numerator) / F(x).denominator, ms2, be, vals) for x in xs]
+    argv = ["spectrum", "--student", "tanh", "--r", "0", "--c", s["c"], "--gamma", "1", "--alpha", s["alpha"],
+            "--beta", s["beta"], "--z", ",".join(xs), "--lam", "1/2", "--dps", "30"]
+    assert main(argv) == 0
+    rows, _ = _parse_text(capsys.readouterr().out)
+    with mpmath.workdps(60):
+        for (x, v, e), r in zip(rows, ref):
+            assert _contains(v, e, r), (x, v, e, r)
+
+
+def test_the_atom_of_an_affine_student_counts_rank_d():
+    """Review finding: for an affine student Phi has rank <= d, so the atom at 0 of Phi^T Phi / p is
+    (1 - min(alpha, 1)/beta)_+ (not (1 - alpha/beta)_+): x at alpha = 2, beta = 3 has 2/3, not 1/3; a nonlinear
+    student keeps 1/3 (exact values; the zero fraction of a simulation at d = 600 was 0.6667 for x)."""
+    from onestep_theory.srf import spectrum
+
+    for student, al, want in (("x", "2", F(2, 3)), ("2*x+1", "1/2", F(5, 6)), ("tanh", "2", F(1, 3))):
+        sp_ = spectrum(student, r=0, c=1, alpha=al, beta="3", xs=[1.0], lams=["1/2"])
+        assert abs(F(sp_.atom_at_zero) - want) <= F(sp_.errors["atom_at_zero"]), (student, sp_.atom_at_zero)

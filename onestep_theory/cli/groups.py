@@ -186,7 +186,7 @@ def run_group_spectrum(args):
     rr, cc, gg, _ = resolve_args(args)
     with _progress(args, "K-group density", "point") as pr:
         gs = group_spectrum(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, beta=args.beta,
-                            xs=np.array(args.z) if args.z else None, lams=args.lam, progress=pr)
+                            xs=np.array([float(v) for v in args.z]) if args.z else None, lams=args.lam, progress=pr)
     d = gs.to_dict()
     if args.d:
         d["group_mean_spikes"] = group_spikes(args, rr, cc)

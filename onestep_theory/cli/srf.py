@@ -264,7 +264,7 @@ def _run_spectrum(args):
     if is_grouped(args):
         return run_group_spectrum(args)
     rr, cc, gg, _ = resolve_args(args)
-    xs = np.array(args.z) if args.z else None
+    xs = list(args.z) if args.z else None          # exact texts: the --dps polish reads each x as typed
     sp_ = spectrum(args.student, r=rr, c=cc, alpha=args.alpha, beta=args.beta, xs=xs, lams=args.lam, dps=args.dps)
     d = sp_.to_dict()
     if args.d:
@@ -389,7 +389,8 @@ def _setup_bounds(p):
 def _setup_spectrum(p):
     _rcg_args(p, need_teacher=False)
     add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"))
-    p.add_argument("--z", type=float_list, help="grid of real parts x ('a:b:k'); default automatic")
+    p.add_argument("--z", type=exact_grid("--z"), help="grid of real parts x ('a:b:k', exact: each x is read as typed); "
+                   "default automatic")
     p.add_argument("--lam", type=exact_grid("--lam"), default=["0.1", "0.5", "1", "3"],
                    help="lambdas for V2(-lambda) (exact)")
     p.add_argument("--d", type=int_in("--d", 1, 10**9), help="dimension, to report the mean spike location n E mu0^2")

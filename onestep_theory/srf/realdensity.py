@@ -9,10 +9,11 @@ import math
 
 import mpmath
 import numpy as np
+import sympy as sp
 
 from ..core.caches import cached
 from ..core.errors import ConvergenceError, InvalidParameterError
-from ..core.exact import float_in, to_exact, to_float, to_mpf
+from ..core.exact import binary_exact, float_in, to_exact, to_float, to_mpf
 from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import digits_of
 from ..hermite.activation import Activation
@@ -80,7 +81,11 @@ def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
     criterion :math:`10^{-\mathrm{dps}}\max\rho`)."""
     al, be_f, c_f = float_in(alpha, "alpha"), float_in(beta, "beta"), to_float(c, "c")
     a = al / be_f
-    xs = np.asarray(xs, dtype=float)
+    # each x exactly as given (a typed text, a Rational, or the binary value of a float) for the --dps polish: a
+    # decimal x read through float64 moves the density by rho'(x) 1e-16 |x|, large near an edge
+    exact_xs = [to_exact(v, "z") if isinstance(v, str) else (v if isinstance(v, sp.Rational) else binary_exact(v))
+                for v in np.ravel(np.asarray(xs, dtype=object))]
+    xs = np.array([float(v) for v in exact_xs], dtype=float)
     act, r_f = Activation.from_any(student, "student"), to_float(r, "r")
     nk = len(prepare(tuple(moments_cached(act, r_f, c_f, 1, None)[i] for i in (0, 2, 3)))[0])
     if dps is not None and len(xs) * nk > MAX_DPS_WORK:          # bounded work, checked before any solve
@@ -119,10 +124,10 @@ def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
         dens[i], derr[i] = 0.0, float(2 * bound)
     if dps is None:
         return dens, derr, edges, eerr
-    return _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, derr)
+    return _polish(student, r, c, alpha, beta, dps, xs, exact_xs, inside, sol, E, eerr, dens, derr)
 
 
-def _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, derr):
+def _polish(student, r, c, alpha, beta, dps, xs, exact_xs, inside, sol, E, eerr, dens, derr):
     """The mpmath stage of :func:`density_real`: every inside root and every fold polished at ``dps + 10`` digits
     on both κ-rules; errors = rule change + last Newton step + 10^-(wd-2) ||J^-1|| Σ|terms|."""
     wd = dps + GUARD_DIGITS
@@ -148,13 +153,13 @@ def _polish(student, r, c, alpha, beta, dps, xs, inside, sol, E, eerr, dens, der
             edges.append(x1)
             errs.append(float(abs(x1 - x0) + st + ulp * abs(x1)))
         for i in np.nonzero(inside)[0]:
-            x = mpmath.mpf(float(xs[i]))
+            x = to_mpf(exact_xs[i], wd)
             (_, v0, *_), (_, v1, st, jn, sz) = (polish_point(sol[1][0][i], sol[1][1][i], x, M, a_m, be_m, c_m, wd)
                                                 for M in Mm)
             dens[i] = v1.imag / mpmath.pi
             derr[i] = float(abs(v1.imag - v0.imag) / mpmath.pi + (st + ulp * jn * sz) / mpmath.pi)
         for i in np.nonzero(~inside & (np.array(derr) > 0))[0]:    # near an edge in float64: the polished edges decide
-            x = mpmath.mpf(float(xs[i]))
+            x = to_mpf(exact_xs[i], wd)
             far = all(abs(x - v) > 2 * ev if v is not None else abs(x - e[0]) > 2 * ee
                       for v, ev, e, ee in zip(edges, errs, E, eerr))
             if far and not any(lo[0] < x < hi[0] for lo, hi in zip(E[::2], E[1::2])):

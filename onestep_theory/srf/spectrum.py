@@ -25,7 +25,8 @@ import sympy as sp
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.precision import GUARD_DIGITS, precision
 from ..core.results import VouchedResult, digits_of, provenance
-from ..core.exact import check_dps, check_real, float_in, to_exact, to_float, to_mpf
+from ..core.exact import binary_exact, check_dps, check_real, float_in, to_exact, to_float, to_mpf
+from ..hermite.activation import Activation
 from .realaxis import EPS, moments
 from .realdensity import density_real
 from ..core.limits import MAX_SRF_DPS
@@ -209,15 +210,21 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
         raise InvalidParameterError("c", c, "a real number > 0")
 
     dps = check_dps(dps, MAX_SRF_DPS)
+    exact_xs = None
     if xs is not None:
-        xs = np.asarray(xs, dtype=float)
+        exact_xs = list(np.ravel(np.asarray(xs, dtype=object)))
+        if len(exact_xs) > MAX_GRID or not all(isinstance(v, str) or math.isfinite(float(v)) for v in exact_xs):
+            raise InvalidParameterError("z", f"{len(exact_xs)} points", f"at most {MAX_GRID} finite grid points")
+        exact_xs = [v if isinstance(v, str) else binary_exact(v) for v in exact_xs]
+        xs = np.array([float(to_exact(v, "z")) if isinstance(v, str) else float(v) for v in exact_xs], dtype=float)
         if xs.size > MAX_GRID or not np.all(np.isfinite(xs)):
             raise InvalidParameterError("z", f"{xs.size} points", f"at most {MAX_GRID} finite grid points")
     if xs is None:
         top = density_real(student, [], r=r, c=c, alpha=alpha, beta=beta)[2][-1]
         n = 200 if dps is None else 40
         xs = 1.05 * top * np.arange(1, n + 1) / n
-    dens, derr, edges, eerr = density_real(student, xs, r=r, c=c, alpha=alpha, beta=beta, dps=dps)
+    dens, derr, edges, eerr = density_real(student, xs if exact_xs is None else exact_xs, r=r, c=c, alpha=alpha,
+                                           beta=beta, dps=dps)
     st, sterr = {}, {}
     for key, lam_x in ridge_points(lams):
         with precision(dps or 15):          # exact lambda becomes an mpf here, at the working precision
@@ -237,7 +244,13 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
     rnd = 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2)
     sp_err = float(abs(sp_vals[1] - sp_vals[0])) + rnd
     with precision(dps or 15):        # the atom (1 - alpha/beta)_+ is exact: its error is its rounding
-        atom = sp.Max(0, 1 - to_exact(alpha, "alpha") / to_exact(beta, "beta"))
+        # a student without a nonlinear part (affine in x) has rank(Phi) <= d (+ O(1)): the atom is
+        # (1 - min(alpha, 1)/beta)_+, not (1 - alpha/beta)_+ (found by review: x at alpha = 2, beta = 3 printed 1/3)
+        expr = Activation.from_any(student, "student").expr
+        xsym = next(iter(expr.free_symbols), None)
+        affine = xsym is None or (expr.is_polynomial(xsym) and sp.degree(expr, xsym) <= 1)
+        rank = sp.Min(to_exact(alpha, "alpha"), 1) if affine else to_exact(alpha, "alpha")
+        atom = sp.Max(0, 1 - rank / to_exact(beta, "beta"))
         atom = float(atom) if dps is None else to_mpf(atom, dps)
     errors = {"density": derr, "edges": eerr, "stieltjes": sterr, "mean_spike_per_d": sp_err,
               "atom_at_zero": float(abs(atom)) * (EPS if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 1))}
