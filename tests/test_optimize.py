@@ -210,3 +210,22 @@ def test_bias_lower_bound_is_a_result_object():
     assert isinstance(out, BiasBound) and out.lower < out.lower_at_zero
     d = out.to_dict()
     assert set(d["errors"]) == {"lower", "bias", "lower_at_zero"} and isinstance(d["lower"], str)
+
+
+def test_a_bound_that_does_not_depend_on_eta_is_reported_constant(capsys):
+    """Review finding: tanh/He2 at alpha0 = inf has mu1* = 0, so r = eta mu1 |mu1*| = 0 for every eta and both bounds
+    are constant (2 = ||He2||^2 exactly); eta_upper printed '0 ± 0 (the bound decreases towards it)'.  Now every
+    eta of [0, eta_max] is reported as a minimiser (midpoint ± half the range), and the bound prints 2 within its
+    error."""
+    import fractions
+
+    from onestep_theory.cli import main
+
+    rc = main(["bounds", "--student", "tanh", "--teacher", "He2", "--alpha0", "inf", "--eta", "1", "--optimize-eta",
+               "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    for k in ("eta_upper", "eta_lower"):
+        assert fractions.Fraction(d[k]) == 5 and fractions.Fraction(d["errors"][k]) >= 5, (k, d[k])
+    for k in ("upper", "lower"):
+        assert abs(fractions.Fraction(d[k]) - 2) <= fractions.Fraction(d["errors"][k])

@@ -178,6 +178,20 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
         else:
             end = "flat"
             break
+    if end is not None and end != "flat" and g_at(0 if end == "lo" else n - 1) is None:
+        # no derivative could be evaluated at or near that end (review: tanh/He2, where r = 0 for every eta): the
+        # end is certified by nothing.  A scan constant to rounding is a constant function (below); else refuse.
+        fin = vals[np.isfinite(vals)]
+        if not (len(fin) == n and float(np.ptp(fin)) <= 1e-12 * max(1.0, float(np.max(np.abs(fin))))):
+            raise ConvergenceError("argmin: the derivative cannot be evaluated at or near the end of the range where "
+                                   "the grid minimum lies; the minimiser is not certified", count["certified"])
+        v, ve = value(grid[i] if dps is None else type(lo)(grid[i]), dps)
+        half = float(hi - lo) / 2
+        return Argmin(x=(lo + hi) / 2, value=v, at_end=False, bracket=(lo, hi), evaluations=count, order=0,
+                      errors={"x": half, "value": float(ve) + float(np.ptp(fin))}, digits={"x": 0, "value": 0},
+                      dps=dps, provenance=provenance(dps=dps, method="constant on the grid to rounding (no derivative "
+                                                     "evaluable): every point minimises",
+                                                     references=["docs/theory/numerics.md §9"]))
     if end == "flat":
         # no certain sign change anywhere: f is constant within its errors when the derivative is 0 within its
         # error at every grid point; then every x is a minimiser (reported: the midpoint, error half the range)
