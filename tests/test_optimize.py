@@ -229,3 +229,14 @@ def test_a_bound_that_does_not_depend_on_eta_is_reported_constant(capsys):
         assert fractions.Fraction(d[k]) == 5 and fractions.Fraction(d["errors"][k]) >= 5, (k, d[k])
     for k in ("upper", "lower"):
         assert abs(fractions.Fraction(d[k]) - 2) <= fractions.Fraction(d["errors"][k])
+
+
+def test_a_search_range_beyond_the_node_budget_names_eta_max(capsys):
+    """Review finding: `--eta-max 1e6` was refused as 'quadrature=40001' (a name the user never typed): exit 2, one
+    line naming --eta-max."""
+    from onestep_theory.cli import main
+
+    rc = main(["bounds", "--student", "erf(x)", "--teacher", "erf(x)", "--alpha0", "inf", "--eta", "1",
+               "--optimize-eta", "--eta-max", "1e6"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "eta-max" in err[0] and "quadrature=" not in err[0], err

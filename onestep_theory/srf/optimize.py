@@ -16,7 +16,7 @@ import math
 import mpmath
 import sympy as sp
 
-from ..core.errors import ConvergenceError
+from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import binary_exact
 from ..core.precision import GUARD_DIGITS, precision, workdps
 from ..core.search import certified_argmin, differences
@@ -96,7 +96,16 @@ def eta_optimum(student, teacher, which, *, alpha0="inf", noise_var=0, eta_max=1
     lo, hi = (0.0, float(eta_max)) if dps is None else (mpmath.mpf(0), mpmath.mpf(binary_exact(eta_max)))
     method = ("(28): grid over eta, certified bracket of the bound's eta-derivative (analytic through Result 3.1, "
               "or central differences for a kinked student), brentq, secant at dps, certified interval")
-    return _search(s, teacher, point, direction, which, lo, hi, dps, target, 1.0, progress, method), (A, B, g)
+    try:
+        found = _search(s, teacher, point, direction, which, lo, hi, dps, target, 1.0, progress, method)
+    except InvalidParameterError as exc:
+        if exc.param != "quadrature":
+            raise
+        # the κ-rule at the top of the range (scale r = eta mu1 |mu1*| there) is beyond the node budget: the range
+        # the user gave is what is too large (review finding: the refusal named 'quadrature=40001')
+        raise InvalidParameterError("eta_max", eta_max, "a search range whose kappa rules stay within the node "
+                                    f"budget; reduce --eta-max ({exc.allowed})") from None
+    return found, (A, B, g)
 
 
 def bias_optimum(student, teacher, *, r, c, gamma, bias_max, progress=None):
