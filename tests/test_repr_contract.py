@@ -231,15 +231,35 @@ def test_spectrum_repr_density_beyond_the_bulk_contains_zero():
     assert re.search(r"\n  density +=  ?\[", str(s)) and s._repr_html_().count("±") >= 2
 
 
-def test_ipython_pretty_is_the_str():
-    from IPython.lib.pretty import pretty
+class _Printer:
+    """The part of IPython's ``PrettyPrinter`` protocol that ``_repr_pretty_`` uses (IPython is optional)."""
 
+    def __init__(self):
+        self.parts = []
+
+    def text(self, s):
+        self.parts.append(s)
+
+
+def _pretty(obj):
+    try:
+        from IPython.lib.pretty import pretty
+    except ImportError:  # the protocol itself, as IPython calls it
+        p = _Printer()
+        obj._repr_pretty_(p, False)
+        return "".join(p.parts)
+    return pretty(obj)
+
+
+def test_ipython_pretty_is_the_str():
     from onestep_theory.spikes.resolvent import resolvent_from_constants
 
     r = resolvent_from_constants("1/2", "1/2", "1/10", 1, "1/2", dps=30)
-    assert pretty(r) == str(r) and pretty(r.m1) == repr(r.m1)
+    assert _pretty(r) == str(r) and _pretty(r.m1) == repr(r.m1)
     assert str(r).splitlines()[1].startswith("  m1") and " ± " in str(r).splitlines()[1]
-
+    p = _Printer()
+    r._repr_pretty_(p, True)  # a cycle prints the type, not a recursion
+    assert p.parts == [type(r).__name__ + "(...)"]
 
 # --------------------------------------------------------------------------------------------- Hermite layer
 @pytest.mark.parametrize("dps", [15, 30])
