@@ -42,6 +42,7 @@ COMMAND_INDEX = {
                         "(docs/theory/srf-theory.md §7)"),
     "tau-star": ("groups", "[BES+22] tau* and kappa* (eq. 5.1): the large-learning-rate limit of a Gaussian readout"),
     "check": ("quantities", "check a printed formula against a quantity: symbolic proof, points, simulation"),
+    "check-paper": ("paper", "check every displayed equation of a TeX paper against the package: one report"),
     "sweep": ("quantities", "any quantity over a grid of its parameters: CSV/JSON, plot"),
     "convert": ("quantities", "parameters between the conventions of Moniri, Cui, Dandi and Ba et al. (exact)"),
     "simulate": ("simulate", "finite-size numpy simulation: resolvent, spikes, giant-step, srf, spectrum"),
@@ -94,7 +95,8 @@ def main(argv=None) -> int:
     name = command_of(argv)
     parser = build_parser(only=name if name in COMMAND_INDEX else "")
     try:
-        argv = rewrite(argv, lambda command: _flags(parser, command))
+        if name != "check-paper":      # its --convention names the paper's TeX table: no flags to convert
+            argv = rewrite(argv, lambda command: _flags(parser, command))
     except InvalidParameterError as exc:
         print(f"onestep-theory {argv[0] if argv else ''}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
