@@ -297,14 +297,15 @@ class _Reader:
         else:
             for name in sorted(seen - self.recursive):
                 self.recursive.add(name)
-                self.record("\\" + name, 0, f"recursive: still expanding after {MAX_MACRO_DEPTH} levels",
+                self.record("\\" + name, 0, f"still expanding after {MAX_MACRO_DEPTH} levels (recursive?)",
                             self.where.get(name, 0))
             return tex, (f"macro {', '.join(chr(92) + n for n in sorted(seen))} still expanding after "
-                         f"{MAX_MACRO_DEPTH} levels (recursive)")
+                         f"{MAX_MACRO_DEPTH} levels (recursive, or nested deeper)")
         for m in CONTROL.finditer(tex):
             w = m.group(1)
-            if w in FORBIDDEN:
-                return tex, f"uses \\{w}, a TeX primitive that is never executed"
+            if w in FORBIDDEN or w in DEFINE:
+                return tex, f"uses \\{w}: " + ("a TeX primitive that is never executed" if w in FORBIDDEN else
+                                                "a definition inside a display, not read")
             if isinstance(self.macros.get(w), _Unsupported):
                 return tex, f"uses \\{w} (line {self.where[w]}): {self.macros[w]}"
         return tex, None
@@ -349,6 +350,6 @@ class _Reader:
         for r in rows:
             tex, skip = self.expand(r.text)
             self.add(tex=" ".join(tex.split()), label=r.label, line=self.line(r.start), environment=env,
-                     source_tex=" ".join(self.masked[r.start:r.end].split()), tag=r.tag,
+                     source_tex=" ".join(self.masked[r.first:r.end].split()), tag=r.tag,
                      numbered=(numbered and r.numbered) or r.tag is not None, skip=skip)
         return close.end()

@@ -125,8 +125,9 @@ class Row:
     """One equation of a display: where it starts and ends in the source, its text parts, label, tag, whether
     LaTeX numbers it, and the left-hand side of its chain."""
 
-    start: int | None = None
-    end: int | None = None
+    start: int | None = None                          # where its formula starts (its line)
+    end: int | None = None                            # where it ends (its \\\\ or the display's end)
+    first: int | None = None                          # where anything of it starts (a \\label included)
     parts: list = dataclasses.field(default_factory=list)
     label: str | None = None
     tag: str | None = None
@@ -141,6 +142,7 @@ class Row:
         """``other`` continues this equation."""
         self.parts.append(" " + other.text)
         self.end, self.label, self.tag = other.end, self.label or other.label, self.tag or other.tag
+        self.first = self.first if self.first is not None else other.first
         self.numbered = self.numbered or other.numbered
         self.lhs = self.lhs if self.lhs is not None else lhs_of(self.text)
 
@@ -195,17 +197,19 @@ def split_rows(body: str, offset: int, one: bool) -> list:
         nodes = inner[0].nodelist
     rows, cur = [], Row()
     for n in nodes:
-        pos, name = offset + n.pos, getattr(n, "macroname", None)
+        pos, name, t = offset + n.pos, getattr(n, "macroname", None), n.latex_verbatim()
         if name == "\\":
             cur.end = pos
             rows.append(cur)
             cur = Row()
-        elif not (_meta(n, cur) or name in ("intertext", "shortintertext")):
-            t = n.latex_verbatim()
+            continue
+        if cur.first is None and t.strip() and name not in ("intertext", "shortintertext"):
+            cur.first = pos + len(t) - len(t.lstrip())
+        if not (_meta(n, cur) or name in ("intertext", "shortintertext")):
             if cur.start is None and t.strip():
                 cur.start = pos + len(t) - len(t.lstrip())
             cur.parts.append(" " if n.isNodeType(LatexSpecialsNode) and t == "&" else t)
-            cur.end = pos + len(t)
+        cur.end = pos + len(t)
     rows.append(cur)
     out = []
     for r in rows:
