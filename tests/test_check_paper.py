@@ -246,3 +246,16 @@ def test_api_bad_input():
 def test_the_test_papers_check_quickly(results):
     """Both papers (33 displays, 27 checked) at 3 points: a few seconds (the test budget)."""
     assert results["spike_moniri23:seconds"] + results["srf_cui24:seconds"] < 30
+
+
+def test_a_symbol_is_the_papers_warned_once_when_no_equation_uses_it():
+    """--symbol applies to the whole paper: used by one equation, it is not reported for the others; used by none,
+    one warning for the paper."""
+    tex = TRUE_PAPER + r"\[ \Delta_1 = \frac{\psi\lambda c_{\star,1}^4 m_2}{\phi(c_{\star,1}^2+\phi(c_\star^2+\sigma^2))} \]"
+    with pytest.warns(UserWarning, match="kappa") as rec:
+        res = check_paper(tex, convention="moniri23", student="tanh", teacher="He1", n=1,
+                          symbols={"sigma": "noise", "kappa": "c_gt1"})
+    assert [r["status"] for r in res.rows] == ["identical", "skipped", "identical"]
+    assert not any("sigma" in str(w.message) for w in rec) and res.warnings == [
+        "--symbol kappa=...: no checked equation of the paper uses kappa (ignored)"]
+    assert not any(r.get("warnings") for r in res.rows)

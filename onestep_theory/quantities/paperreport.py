@@ -1,25 +1,15 @@
 r"""A whole paper checked at once: every displayed equation whose left-hand side names a quantity, one report
 (docs/theory/checking.md §8).
 
-:func:`check_paper` reads the displays of a TeX document (:func:`~onestep_theory.quantities.paper.read_paper`: the
-``equation``/``align``/``gather``/``multline``/``eqnarray`` environments, ``$$…$$`` and ``\[…\]``, one row per
-equation, argument-free macros expanded) and checks each one with :func:`~onestep_theory.quantities.check.check`
-(``latex=``), against
+:func:`check_paper` reads the displays (:func:`~onestep_theory.quantities.paper.read_paper`) and checks each one
+with :func:`~onestep_theory.quantities.check.check` (``latex=``) against the quantity its left-hand side names
+(``\Delta_2 =``, ``r :=``), or the one ``mapping`` gives for its label (a readable left-hand side is then checked as
+written, ``\gamma^2 = …``; one outside the table is taken to be the quantity, and the report says so).  Every other
+display is skipped with its one-line reason; a bad display never aborts the paper.  :class:`PaperCheck` writes the
+report as Markdown, HTML (MathJax; everything from the paper escaped) or JSON, and a text summary.
 
-* the quantity its left-hand side names (:func:`~onestep_theory.quantities.tex.equation_target`: ``\Delta_2 =``,
-  ``r :=``), or
-* the quantity given for its label (``mapping={"eq:Ltr": "train_loss_f0"}``, CLI ``--map eq:Ltr=train_loss_f0``):
-  a readable left-hand side is then checked as written (``\gamma^2 = …`` as γ² against the formula), an unreadable
-  one (``\mathcal L_{\rm tr}(\mathbf F_0)``, a name outside the table) is taken to be the quantity and said so.
-
-Every other display is listed as skipped with its one-line reason (no relation, a left-hand side that names no
-quantity, an unsupported macro, an unreadable formula): a bad display never aborts the paper.  The result,
-:class:`PaperCheck`, writes the report as Markdown, HTML (formulas rendered by MathJax; everything from the paper
-escaped) or JSON, and a text summary with one line per display.
-
-Exit status (``PaperCheck.exit_code``, the CLI's): **1** if any equation differs (a wrong equation is the one
-certain finding, so it wins), else **3** if any check failed numerically, else **2** if no display was checked at
-all (nothing vouches for the paper), else **0** (every checked equation is identical or agrees).
+Exit status (``PaperCheck.exit_code``, the CLI's): **1** if any equation differs (the one certain finding: it
+wins), else **3** if a check failed numerically, else **2** if no display was checked at all, else **0**.
 """
 
 from __future__ import annotations
@@ -42,6 +32,7 @@ _MATHJAX = ("<script>window.MathJax={loader:{load:['ui/safe']},tex:{inlineMath:[
             "[['\\\\[','\\\\]']],packages:{'[-]':['html','require']}},options:{ignoreHtmlClass:'noMath',"
             "processHtmlClass:'math'}};</script>\n<script id='MathJax-script' async src='https://cdn.jsdelivr.net/"
             "npm/mathjax@3/es5/tex-chtml.js'></script>")
+_UNUSED = re.compile(r"--symbol ([^=\s]+)=.*does not use")        # check's warning about an unused --symbol
 #: TeX commands a rendered formula may not hold (links, styles, loading): such a formula is shown as code only.
 _UNSAFE = re.compile(r"\\(href|url|require|class|cssId|style|html|unicode|data|attr|tooltip|toggle|mathtip|texttip)"
                      r"(?![A-Za-z])")
@@ -67,6 +58,7 @@ class PaperCheck(Result):
     n: int
     dps: int
     provenance: dict
+    warnings: list = dataclasses.field(default_factory=list)
 
     @property
     def skipped(self) -> list:
@@ -83,7 +75,7 @@ class PaperCheck(Result):
             what = r["verdict"] if r["status"] not in ("skipped", "failed") else f"{r['status']}: {r['reason']}"
             q = f" [{r['quantity']}]" if r.get("quantity") else ""
             out.append(f"{_plain(_name(r))}{q}: {_plain(what)}")
-        return "\n".join(out + [self.verdict])
+        return "\n".join(out + [f"warning: {_plain(w)}" for w in self.warnings] + [self.verdict])
 
     def _head(self) -> list:
         return [[("t", "Convention "), ("c", self.convention), ("t", ", student "), ("c", self.student),
@@ -270,6 +262,14 @@ def check_paper(text_or_path, *, convention: str, student, teacher=None, symbols
                                                       + (", ".join(shown[:20]) or "the paper has no label") + ")")
     kw = dict(convention=convention, student=student, teacher=teacher, symbols=symbols, n=n, dps=dps, ell=ell)
     rows = [_row(d, mapping, kw) for d in paper.displays]
+    unused = set(symbols or ())                            # a --symbol is the paper's: unused only if no row uses it
+    for r in rows:
+        if "warnings" in r:
+            unused &= {m.group(1) for w in r["warnings"] if (m := _UNUSED.search(w))}
+            r["warnings"] = [w for w in r["warnings"] if not _UNUSED.search(w)]
+    notes = [f"--symbol {k}=...: no checked equation of the paper uses {k} (ignored)" for k in sorted(unused)]
+    for note in notes:
+        warnings.warn(note, stacklevel=2)
     counts = {s: sum(r["status"] == s for r in rows) for s in ("identical", "agrees", "differs", "failed", "skipped")}
     checked = len(rows) - counts["skipped"]
     code = 1 if counts["differs"] else 3 if counts["failed"] else 2 if not checked else 0
@@ -281,6 +281,7 @@ def check_paper(text_or_path, *, convention: str, student, teacher=None, symbols
     return PaperCheck(source=source, convention=convention, student=str(student),
                       teacher=None if teacher is None else str(teacher), rows=rows, counts=counts,
                       unsupported=[dict(u) for u in paper.unsupported], verdict=verdict, exit_code=code, n=n, dps=dps,
+                      warnings=notes,
                       provenance=provenance(dps=dps, method="each display: check(latex=...) against the quantity its "
                                                             "left-hand side names or --map gives",
                                             references=["docs/theory/checking.md §8"]))
