@@ -1,4 +1,4 @@
-r"""A paper's displayed equations, read as its author typeset them, for ``check-paper`` (docs/theory/checking.md §7).
+r"""A paper's displayed equations, read as its author typeset them, for ``check-paper`` (docs/theory/checking.md §8).
 
 :func:`read_paper` takes the TeX source of a paper and returns each displayed equation as one :class:`Display`:
 
@@ -104,7 +104,7 @@ class _Unsupported(str):
 
 def read_paper(text, *, source: str = "PAPER.tex") -> Paper:
     r"""The displayed equations of the paper whose TeX source is ``text`` (see the module docstring,
-    docs/theory/checking.md §7).  ``source`` names the paper in messages and in the result."""
+    docs/theory/checking.md §8).  ``source`` names the paper in messages and in the result."""
     if not isinstance(source, str):
         raise InvalidParameterError("source", repr(source)[:40], "the paper's name as text")
     if isinstance(text, (bytes, bytearray)):
