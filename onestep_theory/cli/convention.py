@@ -44,10 +44,14 @@ def _positionals(tokens):
     return out
 
 
-def _family_of(command, tokens):
+def _family_of(command, tokens, source=None):
     if FAMILY[command] is not None:
         return FAMILY[command]
     from ..quantities import quantity_of
+    from ..quantities.textables import FAMILY_OF
+
+    if command == "check" and "--against" not in tokens[:-1] and source in FAMILY_OF:
+        return FAMILY_OF[source]              # the left-hand side names the quantity: the table's family
 
     name = None
     if command == "sweep":
@@ -83,8 +87,8 @@ def rewrite(argv: list, flags_of) -> list:
     of the command's native convention (exact strings).  ``flags_of(command)`` gives the option strings the
     command accepts.  A given parameter that feeds no flag of the command, a converted flag also given natively,
     a second ``--convention`` and an ``--over`` range of a convention parameter are refused."""
-    if not any(a == "--convention" or a.startswith("--convention=") for a in argv):
-        return argv
+    if not any(a == "--convention" or a.startswith("--convention=") for a in argv) or "check-paper" in argv[:1]:
+        return argv                               # check-paper: --convention is the paper's table, no flags to convert
     from ..core.conventions import CONVENTIONS, NATIVE, convert      # SymPy: only when a convention is given
 
     argv = _split(argv)
@@ -100,7 +104,7 @@ def rewrite(argv: list, flags_of) -> list:
     if command not in FAMILY:
         raise InvalidParameterError("--convention", source, f"given to a theory command ({', '.join(FAMILY)})")
     head, tokens = rest[:c + 1], rest[c + 1:]
-    target = NATIVE[_family_of(command, tokens)]
+    target = NATIVE[_family_of(command, tokens, source)]
     if "--over" in tokens[:-1]:
         names = {p.split("=")[0].strip() for p in tokens[tokens.index("--over") + 1].split(",")}
         clash = sorted(names & set(CONVENTIONS[source]))

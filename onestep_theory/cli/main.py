@@ -90,8 +90,27 @@ def _flags(parser, command) -> set:
     return {o for a in sub.choices[command]._actions for o in a.option_strings}
 
 
+#: Options whose value may start with '-' (a formula: ``--latex '-\frac{…}'``); argparse would read it as an option.
+_TEXT_OPTIONS = ("--latex", "--formula", "--symbol")
+
+
+def _glued(argv: list) -> list:
+    """``--latex -X`` as ``--latex=-X`` (argparse takes a value starting with '-' only when glued)."""
+    out, k = [], 0
+    while k < len(argv):
+        a = argv[k]
+        if a in _TEXT_OPTIONS and k + 1 < len(argv) and argv[k + 1].startswith("-") and argv[k + 1] != "--" and \
+                not argv[k + 1].startswith("--"):
+            out.append(f"{a}={argv[k + 1]}")
+            k += 2
+            continue
+        out.append(a)
+        k += 1
+    return out
+
+
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _glued(list(sys.argv[1:] if argv is None else argv))
     name = command_of(argv)
     parser = build_parser(only=name if name in COMMAND_INDEX else "")
     try:

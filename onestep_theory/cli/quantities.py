@@ -57,9 +57,30 @@ def _tex_kw(args) -> dict:
 def _understood(u) -> list:
     """The report lines of a LaTeX formula as understood (before the verdict, so that a misreading shows)."""
     lines = [f"read as ({u['convention']} table): {u['formula']}", f"  LaTeX: {u['latex']}"]
-    if u["dropped"]:
+    lhs = u.get("lhs")
+    if lhs:
+        what = {"quantity": f"the quantity {lhs['quantity']}", "unlisted": next(iter(lhs["names"].values())),
+                "expression": f"an expression, checked as ({lhs['formula']}) - formula = 0"}
+        lines.append(f"  left-hand side: {lhs['tex']} = {what[lhs['kind']]}")
+    elif u.get("dropped"):
         lines.append(f"  left-hand side set aside: {u['dropped']}")
-    lines.append("  names: " + "; ".join(f"{k} = {v}" for k, v in u["names"].items()))
+    for r in u.get("remarks") or []:
+        lines.append(f"  remark set aside: {r}")
+    lines.append("  names: " + "; ".join(f"{k} = {v}" for k, v in {**(lhs or {}).get("names", {}),
+                                                                   **u["names"]}.items()))
+    return lines
+
+
+def _check_lines(res) -> list:
+    """The report of one checked right-hand side."""
+    lines = _understood(res.understood) if res.understood else []
+    lines += [f"{res.status}: {res.verdict}", f"proof: {res.proof['status']} -- {res.proof['detail']}",
+              f"worst point: {res.worst['point']}: formula {res.worst['formula']}, "
+              f"{res.against if not res.lhs or res.lhs['kind'] != 'expression' else res.lhs['formula']} "
+              f"{res.worst['quantity']} (+/- {res.worst['quantity_error']})"]
+    if res.sampled:
+        lines.append("sampled: " + ", ".join(f"{k} in [{v.split(':')[0]}, {v.split(':')[1]}] ({v.split(':')[2]})"
+                                             for k, v in res.sampled.items()))
     return lines
 
 
@@ -69,16 +90,20 @@ def _check(args):
 
     if (args.formula is None) == (args.latex is None):
         raise InvalidParameterError("formula", args.formula, "either FORMULA (the package's names) or --latex TEX")
+    if args.formula is not None and args.against is None:
+        raise InvalidParameterError("against", None, "the quantity FORMULA is checked against (--against)")
     res = check(args.formula, args.against, student=args.student, teacher=args.teacher, fixed=_fixed(args),
                 over=args.over, n=args.n, dps=args.dps, simulate=args.simulate, sim_points=args.sim_points,
-                sim_d=args.sim_d, sim_reps=args.sim_reps, seed=args.seed, **_tex_kw(args))
+                sim_d=args.sim_d, sim_reps=args.sim_reps, seed=args.seed, ell=args.ell, **_tex_kw(args))
     out = res.to_dict()
+    out["overall"], out["exit_code"] = res.overall, res.exit_code
     if args.plot:
         out["plot"] = _plot_check(res, args.plot)
-    lines = _understood(res.understood) if res.understood else []
-    lines += [res.verdict, f"proof: {res.proof['status']} -- {res.proof['detail']}",
-             f"worst point: {res.worst['point']}: formula {res.worst['formula']}, {res.against} "
-             f"{res.worst['quantity']} (+/- {res.worst['quantity_error']})"]
+    lines = _check_lines(res)
+    for k, part in enumerate(res.parts, 2):
+        lines += [f"-- part {k} of the display --"] + _check_lines(part)
+    if res.parts:
+        lines.append(f"overall: {res.overall}")
     for s in res.simulation:
         if "note" in s:
             lines.append(f"simulation at {s['point']}: {s['note']}")
@@ -89,7 +114,7 @@ def _check(args):
         with open(args.report, "w") as fh:
             fh.write(json.dumps(out, indent=1) if args.report.endswith(".json") else "\n".join(lines) + "\n")
     emit(args, out, "\n".join(lines))
-    return 0
+    return res.exit_code
 
 
 def _plot_check(res, path):
@@ -115,11 +140,18 @@ def _plot_check(res, path):
     return str(path)
 
 
-@command(COMMANDS, "check", "check a printed formula against a quantity: symbolic proof, points, simulation")
+@command(COMMANDS, "check", "check a printed formula or equation against a quantity: symbolic proof, points, "
+                            "simulation; exit status like diff")
 def _setup_check(p):
+    p.description = ("Check a printed formula or equation against the package. Exit status like diff/cmp: 0 the "
+                     "formula is identical to the quantity (proof) or agrees at every point, 1 it differs, 2 bad "
+                     "input, 3 numerical failure (docs/theory/checking.md §4, §7.5).")
     p.add_argument("formula", nargs="?", help="SymPy expression in the quantity's symbols (docs/theory/checking.md "
                                               "§2); or give --latex")
-    p.add_argument("--against", required=True, help="the quantity (delta_2, lambda_1, m1, c, test_error, ...)")
+    p.add_argument("--against", help="the quantity (delta_2, lambda_1, m1, c, test_error, ...); optional when the "
+                                     "--latex equation's left-hand side names it")
+    p.add_argument("--ell", type=int_in("--ell", 1, 8), help="the window ell of \\Delta_\\ell, \\Lambda_\\ell, "
+                                                             "\\mathcal L(\\mathbf F) in --latex")
     _add_latex(p)
     _add_fixed(p)
     p.add_argument("--over", help="ranges sampled, e.g. phi=0.1:10,psi=0.1:10,lam=1e-3:10 (log where natural)")

@@ -16,7 +16,7 @@ _DROP = {r"\left", r"\right", r"\big", r"\Big", r"\bigg", r"\Bigg", r"\bigl", r"
          r"\notag"}
 _SIZE = re.compile(r"\\[Bb]ig+[lr]?|\\left|\\right")
 _MAX_DIGITS = 50
-_SYNONYM = {r"\coloneqq": "=", r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\times": r"\cdot", "[": "(", "]": ")",
+_SYNONYM = {r"\dfrac": r"\frac", r"\tfrac": r"\frac", r"\times": r"\cdot", "[": "(", "]": ")",
             r"\{": "(", r"\}": ")", r"\lbrack": "(", r"\rbrack": ")", r"\lbrace": "(", r"\rbrace": ")", r"\lvert": "|",
             r"\rvert": "|", r"\vert": "|", r"\epsilon": r"\varepsilon"}
 

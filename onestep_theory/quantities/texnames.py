@@ -18,11 +18,12 @@ __all__ = ["Reader", "tex_key", "entry_key", "FUNCS", "MAX_TEX_NAMES"]
 FUNCS = {r"\exp", r"\log", r"\ln", r"\sin", r"\cos", r"\tan", r"\sinh", r"\cosh", r"\tanh"}
 _WORDS = {r"\mathrm", r"\operatorname", r"\text", r"\textrm", r"\mathit", r"\mathsf", r"\rm", r"\mathbf"}
 _DECOS = {r"\tilde": "tilde", r"\widetilde": "tilde", r"\hat": "hat", r"\widehat": "hat", r"\check": "check",
-          r"\bar": "bar", r"\overline": "bar"}
+          r"\bar": "bar", r"\overline": "bar", r"\mathcal": "cal"}
+_BOLD = {r"\mathbf", r"\boldsymbol", r"\bm", r"\mathbb"}
 _STARS = {r"\star", "*", r"\ast"}
 _ALIAS = {"varphi": "phi", "varepsilon": "epsilon", "epsilon": "epsilon"}
 _NOT_READ = {r"\over", r"\sum", r"\prod", r"\int", r"\lim", r"\max", r"\min", r"\det", r"\langle", r"\rangle",
-             r"\mathbb", r"\mathcal", r"\nabla", r"\infty", r"\Vert", r"\mid", r"\top", r"\sup", r"\inf"}
+             r"\mathbb", r"\nabla", r"\infty", r"\Vert", r"\mid", r"\top", r"\sup", r"\inf"}
 #: Most names one formula may hold (each costs the LaTeX parser about 20 ms).
 MAX_TEX_NAMES = 80
 
@@ -131,6 +132,10 @@ class Reader:
                 self.take()
                 root = "[" + self.sub(inner) + "]"
             return r"\sqrt" + root + "{" + self.sub(self.arg()) + "}"
+        if tok in (r"\partial", "d") or tok in _WORDS:
+            inline = self._inline_derivative()            # \partial m_2/\partial\lambda, dm_2/d\lambda inline
+            if inline is not None:
+                return inline
         if tok == r"\partial":
             self.take()
             if self.peek() != "_" or not is_lambda(self._peek_arg(1)):
@@ -195,6 +200,42 @@ class Reader:
                                f"without the parenthesis, or \\cdot" + (f"; {shown}(\\lambda) is {shown}" if of_lambda
                                                                          else ""))
         return text + (r" \cdot" if self.peek() == "(" else "")
+
+    def _differential_at(self, j):
+        """The index after a differential (``\\partial``, ``d``, ``\\mathrm{d}``) starting at ``j``, or None."""
+        t = self.t
+        if j >= len(t):
+            return None
+        if t[j] in (r"\partial", "d"):
+            return j + 1
+        if t[j] in _WORDS and j + 1 < len(t):
+            end = after_arg(t, j + 1)
+            return end if [x for x in t[j + 1:end] if x not in ("{", "}")] == ["d"] else None
+        return None
+
+    def _inline_derivative(self):
+        """``\\partial X/\\partial\\lambda`` (or with ``d``) at the cursor: the λ-derivative of the name X, or None
+        (cursor unchanged) when the tokens are not that."""
+        start = self.i
+        k = self._differential_at(start)
+        if k is None:
+            return None
+        self.i = k
+        try:
+            self.name_from(None, dry=True)
+        except (TexError, IndexError):
+            self.i = start
+            return None
+        body_end = self.i
+        k2 = self._differential_at(body_end + 1) if self.peek() == "/" else None
+        end = after_arg(self.t, k2) if k2 is not None and k2 < len(self.t) else None
+        lam = None if end is None else (self.t[k2 + 1:end - 1] if self.t[k2] == "{" else [self.t[k2]])
+        if lam is None or not is_lambda(lam) or body_end == k:
+            self.i = start
+            return None
+        body = self.t[k:body_end]
+        self.i = end
+        return self._paren(self.name_tokens(body, deriv=True), operator=True, of_lambda=True)
 
     def _peek_arg(self, k) -> list:
         """The tokens of the argument ``k`` tokens ahead, without consuming them (see :func:`after_arg`)."""
@@ -297,7 +338,14 @@ class Reader:
             return ""
         key = tex_key(base, decos, sub, star, sup)
         tex = _render(base, decos, sub, star, sup)
-        value, meaning, shown, of_lambda = self.resolve(key, tex, deriv)
+        arg, end = None, None
+        if self.peek() == "(" and power is None:          # L_{tr}(\mathbf F_0): an argument, if the name takes one
+            group, end = group_at(self.t, self.i)
+            arg = "".join(x for x in group if x not in ("{", "}") and x not in _WORDS and x not in _BOLD)
+        value, meaning, shown, of_lambda, took = self.resolve(key, tex, deriv, arg)
+        if took:
+            del self.t[self.i:end + 1]
+            shown = f"{shown}({arg})"
         text = self.slot(value, (r"\partial_\lambda " if deriv else "") + shown, meaning)
         if power is not None:
             text = "{" + text + "}^{" + power + "}"
@@ -337,7 +385,7 @@ def _derivative(num, den):
 def _render(base, decos, sub, star, sup) -> str:
     s = ("\\" + base) if len(base) > 1 else base
     for d in decos:
-        s = f"\\{d}{{{s}}}"
+        s = f"\\{'mathcal' if d == 'cal' else d}{{{s}}}"
     if sub:
         s += "_" + (sub if len(sub) == 1 else "{" + sub + "}")
     if star or sup:
@@ -349,11 +397,11 @@ def entry_key(tex: str) -> tuple:
     """The key of the one name written ``tex`` (a table entry or a ``--symbol`` name)."""
     reader = Reader(tokens(tex), None)
     keys = []
-    def resolve(key, shown, deriv):
+    def resolve(key, shown, deriv, arg=None):
         if deriv:
             raise TexError(f"'{tex}' is a derivative: give the meaning of the name itself")
         keys.append(key)
-        return sp.Integer(0), "", shown, False
+        return sp.Integer(0), "", shown, False, False
 
     reader.resolve = resolve
     if reader.run() != "Q_{0}" or len(keys) != 1:

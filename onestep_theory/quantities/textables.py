@@ -43,7 +43,10 @@ class Entry:
     """One TeX name: ``text`` (its meaning in the vocabulary of the module docstring), ``deriv`` (the meaning of its
     λ-derivative, if it has one; a name with one is a function of λ), ``of_lambda`` (a function of λ without a
     λ-derivative in the table: ``\\Delta_1(\\lambda)`` is read as Δ1), ``refused`` (why it cannot appear in a formula), ``readings`` (name ->
-    (text, description) for an ambiguous name) and a one-line ``describe``."""
+    (text, description) for an ambiguous name) and a one-line ``describe``.  On a left-hand side
+    (docs/theory/checking.md §7.5), ``quantity`` (``dquantity`` for the λ-derivative) is the package's quantity the
+    name stands for — an expression in quantity names, ``{ell}`` the window — and ``args`` lists the arguments a
+    name must carry, ``(argument, describe, text, quantity)``: ``\\mathcal L_{\\rm tr}(\\mathbf F_0)``."""
 
     tex: str
     describe: str
@@ -52,6 +55,9 @@ class Entry:
     refused: str | None = None
     readings: tuple = ()
     of_lambda: bool = False
+    quantity: str | None = None
+    dquantity: str | None = None
+    args: tuple = ()
 
 
 def _e(tex, describe, text=None, **kw):
@@ -67,8 +73,8 @@ _MONIRI = [
     _e(r"\phi", "phi = d/n", "phi"),
     _e(r"\psi", "psi = d/N", "psi"),
     _e(r"\lambda", "ridge penalty (mean loss)", "lam"),
-    _e("m_1", "resolvent trace m_1(lambda)", "m1", deriv="dm1"),
-    _e("m_2", "resolvent trace m_2(lambda)", "m2", deriv="dm2"),
+    _e("m_1", "resolvent trace m_1(lambda)", "m1", deriv="dm1", quantity="m1", dquantity="dm1"),
+    _e("m_2", "resolvent trace m_2(lambda)", "m2", deriv="dm2", quantity="m2", dquantity="dm2"),
     _e(r"\tau_1", "tau_1 = (psi/phi) m_1, the un-normalised trace", "psi/phi*m1", deriv="psi/phi*dm1"),
     _e(r"\tau_2", "tau_2 = (psi/phi) m_2", "psi/phi*m2", deriv="psi/phi*dm2"),
     *[_e(f"c_{k}", f"student Hermite coefficient c_{k}", f"c{k}") for k in range(9)],
@@ -80,10 +86,21 @@ _MONIRI = [
     _e(r"\rho", "rho = c_(star,1)/b", "rho"),
     _e(r"q_{\rm lin}", "q_lin = (phi/psi)(-dm_2/dlambda)/m_1^2 (docs/theory/spike-theory.md §8.1)", "phi/psi*(-dm2)/m1**2", of_lambda=True),
     _e(r"q_{\rm nl}", "q_nl = (phi/psi)(-dm_1/dlambda)/m_1^2 (docs/theory/spike-theory.md §8.1)", "phi/psi*(-dm1)/m1**2", of_lambda=True),
-    *[_e(rf"\Delta_{k}", f"the package's Delta_{k} (closed form, docs/theory/spike-theory.md §7.3)", f"@delta_{k}", of_lambda=True)
-      for k in range(1, 9)],
-    *[_e(rf"\Lambda_{k}", f"the package's Lambda_{k} (closed form, docs/theory/spike-theory.md §8.6)", f"@lambda_{k}", of_lambda=True)
-      for k in range(1, 9)],
+    *[_e(rf"\Delta_{k}", f"the package's Delta_{k} (closed form, docs/theory/spike-theory.md §7.3)", f"@delta_{k}",
+         of_lambda=True, quantity=f"delta_{k}") for k in range(1, 9)],
+    *[_e(rf"\Lambda_{k}", f"the package's Lambda_{k} (closed form, docs/theory/spike-theory.md §8.6)", f"@lambda_{k}",
+         of_lambda=True, quantity=f"lambda_{k}") for k in range(1, 9)],
+    _e(r"\Delta_\ell", "the package's Delta_ell in the window ell given (closed form, docs/theory/spike-theory.md §7.3)",
+       "@delta_{ell}", of_lambda=True, quantity="delta_{ell}"),
+    _e(r"\Lambda_\ell", "the package's Lambda_ell in the window ell given (closed form, docs/theory/spike-theory.md "
+                        "§8.6)", "@lambda_{ell}", of_lambda=True, quantity="lambda_{ell}"),
+    *[_e(rf"\mathcal L_{{\rm {w}}}", f"the {what} loss", args=(
+        ("F_0", f"RF {what} loss L_{w}(F_0) (docs/theory/spike-theory.md {sec})", f"@{what}_loss_f0",
+         f"{what}_loss_f0"),
+        ("F", f"{what} loss after the step in the window ell given: L_{w}(F_0) - {gain}_ell", f"@{what}_loss_f0 - "
+         f"@{gain.lower()}_{{ell}}", f"{what}_loss_f0 - {gain.lower()}_{{ell}}")))
+      for w, what, gain, sec in (("tr", "train", "Delta", "§7.1"), ("train", "train", "Delta", "§7.1"),
+                                 ("te", "test", "Lambda", "§8.1"), ("test", "test", "Lambda", "§8.1"))],
     _e(r"\Lambda_1^{\rm slide}", "the talk's printed Lambda_1 (docs/theory/spike-theory.md §8.2)",
        "cs1**4/(cs1**2 + phi*(c_star2 + noise_var))*(-dm2)", of_lambda=True),
     _e(r"\sigma", "ambiguous: the activation or the noise level", readings=(
@@ -105,9 +122,10 @@ _CUI = [
     _e(r"\alpha_L", "alpha_L = n/p", "alpha/beta"),
     _e(r"\tilde\eta", "step size eta~ (eta = eta~ p)", "eta"),
     _e(r"\Delta", "label-noise variance", "noise_var"),
-    _e("r", "spike strength r (Result 3.1)", "r"),
-    _e("c", "bulk variance c (Result 3.1)", "c"),
-    _e(r"\gamma", "alignment gamma (Result 3.1)", "gamma"),
+    _e("r", "spike strength r (Result 3.1)", "r", quantity="r"),
+    _e("c", "bulk variance c (Result 3.1)", "c", quantity="c"),
+    _e(r"\gamma", "alignment gamma (Result 3.1)", "gamma", quantity="gamma"),
+    _e(r"\varepsilon_g", "the sRF test error (25) (docs/theory/srf-theory.md §4.7)", quantity="test_error"),
     _e(r"\rho", "rho = sqrt(1 - gamma^2)", "sqrt(1 - gamma**2)"),
     _MU1,
     _e(r"\check\mu_1", "check-mu_1 = sqrt(E sigma'^2 - mu_1^2)", "sqrt(mu1c2)"),
