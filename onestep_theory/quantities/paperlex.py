@@ -144,7 +144,6 @@ class Row:
         self.end, self.label, self.tag = other.end, self.label or other.label, self.tag or other.tag
         self.first = self.first if self.first is not None else other.first
         self.numbered = self.numbered or other.numbered
-        self.lhs = self.lhs if self.lhs is not None else lhs_of(self.text)
 
 
 @functools.lru_cache(maxsize=1)
@@ -219,13 +218,16 @@ def split_rows(body: str, offset: int, one: bool) -> list:
             continue
         r.label, r.tag, r.numbered = r.label or outer.label, r.tag or outer.tag, r.numbered and outer.numbered
         prev = out[-1] if out else None
-        if prev is not None and (one or _LEADS_BIN.match(r.text) or _ENDS_OP.search(prev.text)
-                                 or (_LEADS_REL.match(r.text) and prev.lhs is None)):
-            prev.join(r)                                 # (no relation above: that row is the left-hand side)
+        if prev is not None and (one or _LEADS_BIN.match(r.text) or _ENDS_OP.search(prev.text[-300:])):
+            prev.join(r)
             continue
         if prev is not None and _LEADS_REL.match(r.text):
-            r.parts = [prev.lhs + " " + r.text]
-        r.lhs = lhs_of(r.text)
+            lhs = prev.lhs if prev.lhs is not None else lhs_of(prev.text)
+            if lhs is None:                              # no relation above: that row is the left-hand side
+                prev.join(r)
+                prev.lhs = lhs_of(prev.text)
+                continue
+            r.parts, r.lhs = [lhs + " " + r.text], lhs
         out.append(r)
     return out
 
