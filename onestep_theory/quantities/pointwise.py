@@ -135,18 +135,19 @@ def proof(p: Plan, exact: dict) -> dict:
     if _is_zero(diff):
         return dict(out, status="identical", detail="the difference to the package's closed form simplifies to 0 "
                                                     "for every teacher")
+    r = ratio(rhs, cf)                         # the factor for every teacher first (a typo c^4 -> c^2: 1/cs1**2)
     if exact:
         d2 = diff.subs(exact)
         if _is_zero(d2):
             return dict(out, status="identical for this teacher",
                         detail="the difference simplifies to 0 once the teacher's exact Hermite coefficients are in")
         diff, rhs, cf = d2, rhs.subs(exact), cf.subs(exact)
+        r = r if r is not None else ratio(rhs, cf)
     names = formula_names(p.family)
     shown = sp.factor(sp.cancel(sp.together(diff))) if sp.count_ops(diff) <= _SIMPLIFY_OPS else diff
     text = str(shown.xreplace(names))
     out = dict(out, status="differs symbolically",
                detail=f"formula - closed form = {text if len(text) <= 400 else text[:400] + ' ...'}")
-    r = ratio(rhs, cf)
     if r is not None:
         out["ratio"] = str(r.xreplace(names))
         out["ratio_latex"] = sp.latex(r)

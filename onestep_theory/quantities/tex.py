@@ -159,6 +159,11 @@ def equation_target(tex: str, convention: str | None = None, *, symbols: dict | 
     return eq.lhs.quantity if eq.lhs is not None else None
 
 
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu",
+          "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "Gamma", "Delta", "Theta",
+          "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega", "vartheta", "varrho", "varsigma"}
+
+
 def _unlisted(side, convention, symbols, against, any_name=False):
     r"""The left-hand side ``side`` as the quantity ``against`` when it is one name that names no quantity: a name the
     table does not list (``c_{\rm v1}``, the paper's own), or one it lists as a formula (``\Lambda_1^{\rm slide}``,
@@ -174,6 +179,8 @@ def _unlisted(side, convention, symbols, against, any_name=False):
     e = table_by_key(convention).get(key)
     if e is not None and (e.quantity is not None or e.dquantity is not None or e.args):
         return None
+    if e is None and not (len(key[0]) == 1 and key[0].isalpha() or key[0] in _GREEK):
+        return None                                  # \foo, \input: not a letter a paper names a quantity by
     why = (f"not in the {convention} table" if e is None else f"the {convention} table's {e.describe}, not a "
            "quantity")
     return TexSide(tex=join_tokens(side), kind="unlisted", quantity=against, formula=against, latex=join_tokens(side),
