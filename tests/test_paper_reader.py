@@ -139,8 +139,8 @@ def test_macros_nested_redefined_and_in_document_order():
         r"\newcommand{\e}{e} \[ \alpha\e = \alpha \e \]"])
     p = read_paper(doc)
     assert [d.tex for d in p.displays] == [
-        r"\gamma = \frac{\mu_1^\star^2}{\mu_1^\star^2+\mu_2^\star} + \operatorname{Tr}0",
-        r"q = \mu_1^\star^2+\mu_\star", r"\alpha e = \alpha e"]
+        r"\gamma = \frac{{\mu_1^\star}^2}{{\mu_1^\star}^2+\mu_2^\star} + \operatorname{Tr}0",
+        r"q = {\mu_1^\star}^2+\mu_\star", r"\alpha e = \alpha e"]
     assert p.macros["mo"] == r"\mu_1^\star" and p.macros["mt"] == r"\mu_\star" and p.unsupported == []
     assert [d.source_tex for d in p.displays][1] == r"q = \den"
 

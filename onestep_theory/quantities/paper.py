@@ -2,9 +2,9 @@ r"""A paper's displayed equations, read as its author typeset them, for ``check-
 
 :func:`read_paper` takes the TeX source of a paper and returns each displayed equation as one :class:`Display`:
 
-- **Displays**: ``equation``, ``align``, ``gather``, ``multline``, ``eqnarray``, ``flalign``, ``alignat`` (starred
-  or not), ``displaymath``, ``$$…$$`` and ``\[…\]``.  Inline math (``$…$``, ``\(…\)``) is prose, not an equation.
-  Rows of ``align``-like environments (and of a ``split``/``aligned``/``gathered`` filling an ``equation``) are split
+- **Displays**: ``equation``, ``align``, ``gather``, ``multline``, ``eqnarray``, ``flalign``, ``alignat``
+  (starred or not), ``displaymath``, ``$$…$$`` and ``\[…\]``.  Inline math (``$…$``, ``\(…\)``) is prose, not an
+  equation.  Rows of ``align``-like environments (and of a ``split``/``aligned``/``gathered`` filling an ``equation``) are split
   at ``\\``, ``&`` dropped; a row that starts with a relation (``&= …``) continues the left-hand side of the row
   before, as papers write chains (``a &= b \\ &= c`` gives ``a = b`` and ``a = c``); a row that starts with a
   binary operator (``&\quad + …``), or follows a row ending in one, continues the same equation, as does every row
@@ -14,12 +14,14 @@ r"""A paper's displayed equations, read as its author typeset them, for ``check-
 - **Macros without arguments** (``\newcommand``, ``\renewcommand``, ``\providecommand``, ``\DeclareRobustCommand``,
   ``\def``/``\gdef``, ``\NewDocumentCommand`` with an empty argument list, ``\DeclareMathOperator``) are expanded
   in document order, at most :data:`MAX_MACRO_DEPTH` levels deep and to :data:`MAX_EXPANDED_CHARS` characters (a
-  recursive macro is reported, never a hang).  Macros with arguments, ``\let``, ``\edef`` and every primitive that
-  reads, writes or re-programs TeX (``\input``, ``\write18``, ``\catcode``, ``\csname`` …) are **never executed**:
-  each is listed in ``Paper.unsupported`` with its line, and a display that uses one is kept with ``skip`` saying
-  why.  A display that cannot be read (unbalanced braces, no ``\end``, too long, too deep) is kept with its reason;
-  only input that is not a paper at all (not text, over :data:`MAX_PAPER_CHARS` characters, over
-  :data:`MAX_DISPLAYS` displays) raises :class:`~onestep_theory.core.errors.InvalidParameterError`.
+  recursive macro is reported, never a hang); a body carrying a script is braced before a script (``\mus^2`` with
+  ``\mus`` = ``\mu_1^\star`` reads ``{\mu_1^\star}^2``, as meant: TeX itself would stop at the double
+  superscript).  Macros with arguments, ``\let``, ``\edef`` and every primitive that reads, writes or re-programs
+  TeX (``\input``, ``\write18``, ``\catcode``, ``\csname`` …) are **never executed**: each is listed in
+  ``Paper.unsupported`` with its line, and a display that uses one is kept with ``skip`` saying why.  A display
+  that cannot be read (unbalanced braces, no ``\end``, too long, too deep) is kept with its reason; only input that
+  is not a paper at all (not text, over :data:`MAX_PAPER_CHARS` characters, over :data:`MAX_DISPLAYS` displays)
+  raises :class:`~onestep_theory.core.errors.InvalidParameterError`.
 
 The document is scanned by linear regular-expression passes (each paragraph at most once per delimiter), so no
 input makes the reader slow; within a display, pylatexenc's LatexWalker reads the nodes (rows, ``\\[2pt]``,
@@ -282,9 +284,11 @@ class _Reader:
             if body is None or isinstance(body, _Unsupported):
                 return m.group(0)
             seen.add(m.group(1))
-            size[0] += len(body) + 1
+            size[0] += len(body) + 3
             if size[0] > MAX_EXPANDED_CHARS:
                 raise OverflowError
+            if re.search(r"[\^_]", body) and re.match(r"\s*[\^_]", m.string[m.end():m.end() + 40]):
+                return "{" + body + "}"                  # \mus^2 with \mus = \mu_1^\star: (mu_1^star)^2
             return (" " if body[:1].isalpha() else "") + body
         for _ in range(MAX_MACRO_DEPTH + 1):
             seen, size = set(), [len(tex)]
