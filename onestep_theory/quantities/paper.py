@@ -4,8 +4,8 @@ r"""A paper's displayed equations, read as its author typeset them, for ``check-
 
 - **Displays**: ``equation``, ``align``, ``gather``, ``multline``, ``eqnarray``, ``flalign``, ``alignat``
   (starred or not), ``displaymath``, ``$$…$$`` and ``\[…\]``.  Inline math (``$…$``, ``\(…\)``) is prose, not an
-  equation.  Rows of ``align``-like environments (and of a ``split``/``aligned``/``gathered`` filling an ``equation``) are split
-  at ``\\``, ``&`` dropped; a row that starts with a relation (``&= …``) continues the left-hand side of the row
+  equation.  Rows of ``align``-like environments (and of a ``split``/``aligned``/``gathered`` filling an
+  ``equation``) are split at ``\\``, ``&`` dropped; a row that starts with a relation (``&= …``) continues the left-hand side of the row
   before, as papers write chains (``a &= b \\ &= c`` gives ``a = b`` and ``a = c``); a row that starts with a
   binary operator (``&\quad + …``), or follows a row ending in one, continues the same equation, as does every row
   of ``multline``.  ``\label``, ``\tag``, ``\nonumber``/``\notag`` and ``\intertext`` belong to their row.
