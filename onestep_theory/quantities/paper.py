@@ -2,13 +2,13 @@ r"""A paper's displayed equations, read as its author typeset them, for ``check-
 
 :func:`read_paper` takes the TeX source of a paper and returns each displayed equation as one :class:`Display`:
 
-- **Displays**: ``equation``, ``align``, ``gather``, ``multline``, ``eqnarray``, ``flalign``, ``alignat``
-  (starred or not), ``displaymath``, ``$$…$$`` and ``\[…\]``.  Inline math (``$…$``, ``\(…\)``) is prose, not an
-  equation.  Rows of ``align``-like environments (and of a ``split``/``aligned``/``gathered`` filling an
-  ``equation``) are split at ``\\``, ``&`` dropped; a row that starts with a relation (``&= …``) continues the left-hand side of the row
-  before, as papers write chains (``a &= b \\ &= c`` gives ``a = b`` and ``a = c``); a row that starts with a
-  binary operator (``&\quad + …``), or follows a row ending in one, continues the same equation, as does every row
-  of ``multline``.  ``\label``, ``\tag``, ``\nonumber``/``\notag`` and ``\intertext`` belong to their row.
+- **Displays**: ``equation``, ``align``, ``gather``, ``multline``, ``eqnarray``, ``flalign``, ``alignat`` (starred or
+  not), ``displaymath``, ``$$…$$`` and ``\[…\]``. Inline math (``$…$``, ``\(…\)``) is prose, not an equation. Rows of
+  ``align``-like environments (and of a ``split``/``aligned``/``gathered`` filling an ``equation``) are split at
+  ``\\``, ``&`` dropped; a row that starts with a relation (``&= …``) continues the left-hand side of the row before,
+  as papers write chains (``a &= b \\ &= c`` gives ``a = b`` and ``a = c``); a row that starts with a binary operator
+  (``&\quad + …``), or follows a row ending in one, continues the same equation, as does every row of ``multline``.
+  ``\label``, ``\tag``, ``\nonumber``/``\notag`` and ``\intertext`` belong to their row.
 - **Comments**, ``verbatim``-like environments, ``\verb`` and ``\iffalse … \fi`` are blanked before anything is read
   (line numbers kept: ``Display.line`` is the 1-based source line where the row starts).
 - **Macros without arguments** (``\newcommand``, ``\renewcommand``, ``\providecommand``, ``\DeclareRobustCommand``,
