@@ -177,6 +177,18 @@ def test_macros_with_arguments_are_recorded_never_executed(define, name):
     assert "f" not in p.macros
 
 
+def test_every_message_and_field_from_the_paper_is_one_line():
+    doc = "\n".join([r"\newcommand{\f}[1", r"]{#1}", r"\newenvironment{my", r"env}{a}{b}",
+                     r"\begin{align} \f{x} &= 1 \label{eq:", r"x} \tag{a", r"b} \end{align}"])
+    p = read_paper(doc, source="my\npaper.tex")
+    (d,) = p.displays
+    assert (d.label, d.tag) == ("eq: x", "a b") and "\n" not in d.skip
+    assert all("\n" not in u["name"] + u["reason"] for u in p.unsupported) and len(p.unsupported) == 2
+    with pytest.raises(InvalidParameterError) as exc:
+        read_paper("x" * (MAX_PAPER_CHARS + 1), source="my\npaper.tex")
+    assert "\n" not in str(exc.value) and "my paper.tex" in str(exc.value)
+
+
 def test_a_document_command_without_arguments_is_expanded():
     assert texs(r"\NewDocumentCommand{\g}{}{\gamma} \[ \g = 1 \]") == [r"\gamma = 1"]
 

@@ -109,21 +109,22 @@ def read_paper(text, *, source: str = "PAPER.tex") -> Paper:
     docs/theory/checking.md §8).  ``source`` names the paper in messages and in the result."""
     if not isinstance(source, str):
         raise InvalidParameterError("source", repr(source)[:40], "the paper's name as text")
+    name = " ".join(source.split())[:200]              # one line in every message
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidParameterError("paper", source, "TeX source in UTF-8", str(exc)[:120]) from None
+            raise InvalidParameterError("paper", name, "TeX source in UTF-8", str(exc)[:120]) from None
     if not isinstance(text, str):
         raise InvalidParameterError("paper", repr(text)[:40], "the TeX source of a paper as text")
     if len(text) > MAX_PAPER_CHARS:
-        raise InvalidParameterError("paper", source, f"at most {MAX_PAPER_CHARS} characters of TeX",
+        raise InvalidParameterError("paper", name, f"at most {MAX_PAPER_CHARS} characters of TeX",
                                     f"{len(text)} given")
     try:
         import pylatexenc.latexwalker  # noqa: F401
     except ImportError:
-        raise InvalidParameterError("paper", source, f"the optional TeX reader installed: {INSTALL}") from None
-    reader = _Reader(text.replace("\r\n", "\n").replace("\r", "\n"), source)
+        raise InvalidParameterError("paper", name, f"the optional TeX reader installed: {INSTALL}") from None
+    reader = _Reader(text.replace("\r\n", "\n").replace("\r", "\n"), name)
     reader.scan()
     reader.unsupported.sort(key=lambda u: (u["name"] == "...", u["line"]))
     macros = {k: v for k, v in reader.macros.items() if not isinstance(v, _Unsupported)}
@@ -242,7 +243,7 @@ class _Reader:
             for _ in range(2):
                 got = tex_arg(s, pos)
                 pos = got[1] if got else pos
-            self.record(name, start, f"an environment defined by the paper ({what}): not read")
+            self.record(" ".join(name.split())[:60], start, f"an environment defined by the paper ({what}): not read")
             return pos
         if not re.fullmatch(r"\\[A-Za-z]+|\\.", name):
             self.record(what, start, f"{what} of {name[:40]!r}, not a command name: not executed")
@@ -261,7 +262,7 @@ class _Reader:
             self.record(name, start, f"{what} without a readable body: not executed")
             return pos
         if nargs is not None:
-            self.set(name, _Unsupported(f"{what} with arguments ({nargs.strip()[:20]}): never executed"), start)
+            self.set(name, _Unsupported(f"{what} with arguments ({' '.join(nargs.split())[:20]}): never executed"), start)
         elif word == "DeclareMathOperator":
             self.set(name, "\\operatorname%s{%s}" % ("*" if star else "", body[0]), start)
         elif not (word == "providecommand" and name[1:] in self.macros):

@@ -170,7 +170,7 @@ def _meta(n, row: Row) -> bool:
         return True
     args = [a for a in (n.nodeargd.argnlist if n.nodeargd else []) if a is not None]
     value = args[-1].latex_verbatim() if args else ""
-    value = (value[1:-1] if value.startswith("{") and value.endswith("}") else value).strip()
+    value = " ".join((value[1:-1] if value.startswith("{") and value.endswith("}") else value).split())
     if n.macroname == "label":
         row.label = value
     else:
