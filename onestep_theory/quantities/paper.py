@@ -45,7 +45,7 @@ import re
 
 from ..core.errors import InvalidParameterError
 from ..core.results import Result, provenance
-from .paperlex import (CONTROL, DEFINE, FORBID, FORBIDDEN, KEPT, MAX_DEF, PARAGRAPH, TOKEN, mask, opt_arg,
+from .paperlex import (CONTROL, DEFINE, FORBID, FORBIDDEN, KEPT, PARAGRAPH, TOKEN, mask, opt_arg,
                        split_rows, tex_arg, unreadable)
 
 __all__ = ["Display", "Paper", "read_paper", "INSTALL", "MAX_PAPER_CHARS", "MAX_DISPLAYS", "MAX_DISPLAY_CHARS",
@@ -218,7 +218,7 @@ class _Reader:
                 rest = re.compile(r"\s*=?\s*(?:\\[A-Za-z]+|\\.|.)", re.S).match(s, pos)
                 self.set(name, _Unsupported("defined by \\let: not executed"), start)
                 return rest.end() if rest else pos
-            brace = s.find("{", pos, pos + MAX_DEF)
+            brace = s.find("{", pos, pos + 200)          # the parameter text: short in any real paper
             body = tex_arg(s, brace) if brace >= 0 else None
             if body is None:
                 self.record(name, start, f"{what} without a readable body: not executed")
