@@ -20,6 +20,8 @@ import time
 import mpmath
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from onestep_theory.cli import main
 from onestep_theory.core.errors import InvalidParameterError
@@ -113,6 +115,7 @@ def test_every_verdict_of_the_test_papers(results, name):
         else:
             assert r["quantity"] == d["quantity"]
             assert r["reading"]["formula"] and r["proof"]["status"]
+    assert {r["label"] for r in res.skipped} == {d["label"] for d in spec["displays"] if d["expected"] == "skipped"}
     assert res.exit_code == 1 and res.counts["differs"] == sum(d["expected"] == "differs" for d in spec["displays"])
     assert res.source == spec["paper"]
 
@@ -220,7 +223,7 @@ def test_cli_exit_0_when_all_hold_2_when_nothing_checks(tmp_path, capsys):
 @pytest.mark.parametrize("extra, flag", [(["--map", "eq:nope=delta_1"], "--map"), (["--map", "eq:a=delta_9"], "--map"),
                                          (["--convention", "nope"], "convention"), (["--student", "x**"], "student"),
                                          (["--report", "r.txt"], "--report"), (["--n", "0"], "--n")])
-def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, flag):
+def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, monkeypatch, extra, flag):
     p = tmp_path / "true.tex"
     p.write_text(TRUE_PAPER)
     argv = ["check-paper", str(p), "--convention", "moniri23", "--student", "tanh", "--teacher", "He1", "--n", "1"]
@@ -229,7 +232,7 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, flag):
             argv[argv.index(extra[k]) + 1] = extra[k + 1]
         else:
             argv += extra[k:k + 2]
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     code, out, err = _cli(argv, capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and flag in err and "Traceback" not in err, err
 
@@ -259,3 +262,58 @@ def test_a_symbol_is_the_papers_warned_once_when_no_equation_uses_it():
     assert not any("sigma" in str(w.message) for w in rec) and res.warnings == [
         "--symbol kappa=...: no checked equation of the paper uses kappa (ignored)"]
     assert not any(r.get("warnings") for r in res.rows)
+
+
+# --------------------------------------------------------------------------- whole documents fuzzed through the checker
+_ROWS = [line.strip() for name in SPECS for line in (PAPERS / SPECS[name]["paper"]).read_text().splitlines()
+         if "=" in line and line.strip().startswith(("\\Delta", "\\Lambda", "\\Ltr", "r ", "c ", "\\gamma", "b^2"))]
+_JUNK = [r"\frac{", "}", "{", "^^", "_", r"\catcode`\^=7", r"\input{/etc/passwd}", r"\immediate\write18{touch PWNED}",
+         r"\csname relax\endcsname", "&", r"\\", "=", ":=", r"\to", r"\ge 0", r"\approx", r"\label{eq:x}", "%",
+         "\u00e9", "\x00", r"\sqrt{-1}", "0/0", r"\left(", r"\right)", "10^{10^{10}}", r"\def\a{\a}\a", "$", r"\["]
+assert len(_ROWS) >= 20
+_PROSE = ["Some prose with $\\Delta_1=0$ inline.", "% a comment \\begin{equation} \\Delta_1 = 0 \\end{equation}",
+          "\\newcommand{\\bsq}{b^2}", "\\newcommand{\\cst}[1]{c_{\\star,#1}}", "\\def\\Ltr{\\widehat{\\mathcal{R}}_0}",
+          "\\section{A}", ""]
+
+
+@st.composite
+def _documents(draw):
+    parts = []
+    for _ in range(draw(st.integers(1, 5))):
+        row = draw(st.sampled_from(_ROWS))
+        if draw(st.booleans()):
+            k = draw(st.integers(0, len(row)))
+            row = row[:k] + draw(st.sampled_from(_JUNK)) + row[k:]
+        env = draw(st.sampled_from(["equation", "align", "gather*", "multline", "$$", r"\["]))
+        opener, closer = {"$$": ("$$", "$$"), r"\[": (r"\[", r"\]")}.get(env, (f"\\begin{{{env}}}", f"\\end{{{env}}}"))
+        parts += [draw(st.sampled_from(_PROSE)), f"{opener}\n{row}\n{closer}"]
+    return "\n".join(parts)
+
+
+@pytest.mark.slow
+@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 30)), deadline=None, database=None,
+          derandomize=os.environ.get("FUZZ_RANDOM") is None)
+@given(_documents())
+def test_fuzz_whole_documents_are_checked_or_refused_never_run(tmp_path_factory, doc):
+    """Documents built from the test papers' rows, mutated with junk and hostile TeX: every display gets a verdict
+    or a one-line reason (never an internal error), the paper never aborts on a display, no TeX is executed (no
+    file written), and each document takes a bounded time."""
+    cwd, back = tmp_path_factory.mktemp("fuzz"), os.getcwd()
+    os.chdir(cwd)
+    t0 = time.perf_counter()
+    try:
+        res = check_paper(doc, convention="moniri23", student=SPECS["spike_moniri23"]["student"],
+                          teacher=SPECS["spike_moniri23"]["teacher"], n=1)
+    except InvalidParameterError as exc:            # only a document that is not a paper at all
+        assert "\n" not in str(exc)
+        return
+    finally:
+        os.chdir(back)
+    assert time.perf_counter() - t0 < 60
+    assert not list(cwd.iterdir())
+    for r in res.rows:
+        assert r["status"] in ("identical", "agrees", "differs", "failed", "skipped")
+        if r["status"] in ("skipped", "failed"):
+            assert r["reason"] and "\n" not in r["reason"] and "internal error" not in r["reason"], r
+    assert res.exit_code in (0, 1, 2, 3)
+    res.to_html(), res.to_markdown(), json.dumps(res.to_dict())

@@ -64,10 +64,6 @@ class PaperCheck(Result):
     def skipped(self) -> list:
         return [r for r in self.rows if r["status"] == "skipped"]
 
-    @property
-    def checked(self) -> list:
-        return [r for r in self.rows if r["status"] != "skipped"]
-
     def to_text(self) -> str:
         """One line per display (label, line, verdict or reason), then the summary."""
         out = []
@@ -355,17 +351,21 @@ def _row(d, mapping, kw) -> dict:
 
 
 def _target(tex, kw):
-    """``(quantity, None)``: the quantity the display's left-hand side names; or ``(None, why)``."""
+    """``(quantity, None)``: the quantity the display's (first) left-hand side names; or ``(None, why)``.  Only the
+    left-hand side is read here (check reads the whole display once)."""
     from .equation import split_display
     from .tex import equation_target
-    from .texlex import TexError, tokens
+    from .texlex import TexError, join_tokens, tokens
 
     try:
-        if not split_display(tokens(tex)):
-            return None, "no relation ('=', ':=', '\\to' ...): a formula, not an equation"
+        eqs = split_display(tokens(tex))
     except TexError:
-        pass                                    # equation_target says why, in one line
-    q = equation_target(tex, kw["convention"], symbols=kw["symbols"], ell=kw["ell"])
+        eqs = None                              # equation_target says why, in one line
+    if eqs == []:
+        return None, "no relation ('=', ':=', '\\to' ...): a formula, not an equation"
+    with warnings.catch_warnings(record=True):          # check warns, on the whole display
+        q = equation_target(f"{join_tokens(eqs[0].sides[0])} = 0" if eqs else tex, kw["convention"],
+                            symbols=kw["symbols"], ell=kw["ell"])
     return q, None if q else ("left-hand side names no quantity (check it with --map LABEL=QUANTITY)")
 
 
