@@ -64,6 +64,10 @@ def test_alignat_argument_and_inner_split_aligned_gathered():
         assert [(d.tex, d.label) for d in ps] == [("a = b", "e"), ("a = c", "e")], inner
 
 
+def test_an_align_inside_dollars_as_markdown_papers_write_it():
+    assert texs("$$\n\\begin{align}\n a &= b \\\\\n &= c\n\\end{align}\n$$") == ["a = b", "a = c"]
+
+
 def test_inline_math_is_not_an_equation():
     doc = r"Let $a=b$ and \(c = d\), $x$$y$, a price \$5 = \$5, then $$ e = f $$ and $g=h$."
     assert texs(doc) == ["e = f"]

@@ -15,7 +15,8 @@ __all__ = ["FORBIDDEN", "DEFINE", "KEPT", "TOKEN", "CONTROL", "PARAGRAPH", "FORB
 
 MAX_DEF = 20_000                #: a definition's argument, characters
 _MASKED = ("verbatim", "verbatim*", "Verbatim", "lstlisting", "minted", "comment")
-_INNER = {"split", "aligned", "alignedat", "gathered"}
+_INNER = {e + s for e in ("align", "alignat", "flalign", "gather", "eqnarray") for s in ("", "*")} | {
+    "split", "aligned", "alignedat", "gathered"}            # (an align inside $$…$$: Markdown papers write it)
 #: The commands that define macros or environments (read by the scanner, never run).
 DEFINE = frozenset({"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand", "def", "gdef", "edef",
                     "xdef", "let", "DeclareMathOperator", "NewDocumentCommand", "RenewDocumentCommand",
@@ -182,7 +183,8 @@ def split_rows(body: str, offset: int, one: bool) -> list:
     """The equations of a display body (at ``offset`` in the source) as :class:`Row` s: rows split at ``\\\\``,
     ``&`` dropped; a row starting with a relation continues its chain's left-hand side; a row starting with a binary
     operator, or after a row ending in an operator or relation, continues the equation above (so does every row
-    when ``one``: ``multline``).  A ``split``/``aligned``/``gathered`` filling the body gives the rows."""
+    when ``one``: ``multline``).  A ``split``/``aligned``/``gathered`` (or an ``align``) filling the body gives
+    the rows."""
     from pylatexenc.latexwalker import LatexEnvironmentNode, LatexSpecialsNode, LatexWalker
 
     nodes, _, _ = LatexWalker(body, latex_context=_context(), tolerant_parsing=True).get_latex_nodes()
