@@ -41,7 +41,8 @@ COMMAND_INDEX = {
     "spectrum": ("srf", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike "
                         "(docs/theory/srf-theory.md §7)"),
     "tau-star": ("groups", "[BES+22] tau* and kappa* (eq. 5.1): the large-learning-rate limit of a Gaussian readout"),
-    "check": ("quantities", "check a printed formula against a quantity: symbolic proof, points, simulation"),
+    "check": ("quantities", "check a printed formula or equation against a quantity: symbolic proof, points, "
+                            "simulation; exit status like diff"),
     "check-paper": ("paper", "check every displayed equation of a TeX paper against the package: one report"),
     "sweep": ("quantities", "any quantity over a grid of its parameters: CSV/JSON, plot"),
     "convert": ("quantities", "parameters between the conventions of Moniri, Cui, Dandi and Ba et al. (exact)"),
