@@ -135,9 +135,20 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
     if formula is not None and latex is not None:
         raise InvalidParameterError("formula", formula, "either a formula or latex=, not both")
     if latex is not None:
-        from .tex import read_latex
+        from .tex import read_equations
 
-        understood = read_latex(latex, q.family, convention, symbols).to_dict()
+        eqs = read_equations(latex, q.family, convention, symbols, against=quantity)
+        if len(eqs) != 1 or len(eqs[0].rights) != 1:
+            raise InvalidParameterError("latex", latex, "one formula, or 'NAME = formula' (a chain or a display: "
+                                                        "use check)")
+        lhs = eqs[0].lhs
+        if lhs is not None and lhs.kind == "expression":
+            raise InvalidParameterError("latex", latex, f"a formula for {quantity} (the left-hand side {lhs.tex} is "
+                                                        "an expression: use check)")
+        if lhs is not None and lhs.quantity != quantity:
+            raise InvalidParameterError("latex", latex, f"a formula for {quantity} (the left-hand side {lhs.tex} is "
+                                                        f"{lhs.quantity})")
+        understood = dict(eqs[0].rights[0].to_dict(), source=latex, dropped=lhs.tex if lhs else None)
         formula = understood["formula"]
     elif convention is not None or symbols:
         raise InvalidParameterError("convention", convention, "given with latex= (it sets the symbol table)")
