@@ -245,7 +245,8 @@ def test_api_bad_input():
 
 
 D1 = r"\frac{\psi\lambda c_{\star,1}^4m_2}{\phi\,b^2}"
-TWO = (r"\begin{equation}\Delta_1=" + D1 + r",\qquad\Delta_2=\Delta_1+\frac{%s\psi\lambda c_{\star,1}^4c_{\star,2}^2m_1}"
+TWO = (r"\begin{equation}\Delta_1=" + D1 + r",\qquad\Delta_2=\Delta_1"
+       r"+\frac{%s\psi\lambda c_{\star,1}^4c_{\star,2}^2m_1}"
        r"{3\phi\,b^4}\quad(\text{needs }c_2\ne0)\end{equation}")
 
 

@@ -60,9 +60,7 @@ class PaperCheck(Result):
     provenance: dict
     warnings: list = dataclasses.field(default_factory=list)
 
-    @property
-    def skipped(self) -> list:
-        return [r for r in self.rows if r["status"] == "skipped"]
+    skipped = property(lambda self: [r for r in self.rows if r["status"] == "skipped"], doc="The skipped rows.")
 
     def to_text(self) -> str:
         """One line per display (label, line, verdict or reason), then the summary."""
@@ -152,8 +150,9 @@ def _items(r) -> list:
                     ("m", u.get("latex"))])
         lhs = u.get("lhs") or {}
         if lhs:
-            out.append([("t", "left-hand side: "), ("c", lhs.get("tex")), ("t", f" (names the quantity {lhs['quantity']})"
-                        if lhs.get("kind") == "quantity" else f" (an expression, read as {lhs.get('formula')})")])
+            out.append([("t", "left-hand side: "), ("c", lhs.get("tex")), ("t", f" (names the quantity "
+                        f"{lhs['quantity']})" if lhs.get("kind") == "quantity" else f" (an expression, read as "
+                        f"{lhs.get('formula')})")])
         names = [seg for a, b in (u.get("names") or {}).items() for seg in (("c", a), ("t", f" = {b}; "))]
         out.append([("t", "names: ")] + names)
     if r.get("verdict"):
@@ -269,10 +268,12 @@ def check_paper(text_or_path, *, convention: str, student, teacher=None, symbols
     counts = {s: sum(r["status"] == s for r in rows) for s in ("identical", "agrees", "differs", "failed", "skipped")}
     checked = len(rows) - counts["skipped"]
     code = 1 if counts["differs"] else 3 if counts["failed"] else 2 if not checked else 0
-    verdict = (f"{len(rows)} equation(s): {checked} checked ({counts['identical']} identical, {counts['agrees']} agree, "
-               f"{counts['differs']} differ, {counts['failed']} failed), {counts['skipped']} skipped")
-    verdict += {1: " -- an equation differs", 3: " -- a check failed numerically",
-                2: " -- nothing checked: no left-hand side names a quantity (give --map LABEL=QUANTITY)",
+    verdict = (f"{len(rows)} equation(s): {checked} checked ({counts['identical']} identical, {counts['agrees']} "
+               f"agree, {counts['differs']} differ, {counts['failed']} failed), {counts['skipped']} skipped")
+    hint = ("the paper has no displayed equation" if not rows else "no left-hand side names a quantity (give --map "
+            "LABEL=QUANTITY)" if all(r.get("reason", "").startswith("left-hand side names") for r in rows) else
+            "every display was skipped (reasons above)")
+    verdict += {1: " -- an equation differs", 3: " -- a check failed numerically", 2: " -- nothing checked: " + hint,
                 0: " -- every checked equation holds"}[code]
     return PaperCheck(source=source, convention=convention, student=str(student),
                       teacher=None if teacher is None else str(teacher), rows=rows, counts=counts,
@@ -315,7 +316,7 @@ def _row(d, mapping, kw) -> dict:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if quantity is None:                       # the left-hand side names it (each equation of a display its own)
+            if quantity is None:                  # the left-hand side names it (each equation of a display its own)
                 quantity, why = _target(d.tex, kw)
                 if quantity is None:
                     return dict(row, reason=why)
