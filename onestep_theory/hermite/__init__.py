@@ -13,7 +13,7 @@ One function per operation, prefix ``he_`` (in the style of ``numpy.polynomial.h
 ``he_from_monomial``   monomial → Hermite coefficients (exact)                               ``polynomials``
 ``he_to_monomial``     Hermite → monomial coefficients (exact)                               ``polynomials``
 ``he_expect``          :math:`\\mathbb E f(Z)`, exact where possible                          ``moments``
-``he_coeffs``          :math:`c_0..c_K` with exact closed forms where found                  ``activation``
+``he_coeffs``          :math:`c_0..c_K` with exact closed forms where found                  ``coefficients``
 =====================  ====================================================================  ==================
 """
 

@@ -21,6 +21,7 @@ from ..core.caches import cached
 from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
 from ..core.exact import to_exact, to_mpf
 from ..core.precision import precision
+from .expansion import expansion
 from .expressions import is_odd, pieces, x
 from .parsing import parse
 from .gauss import NotExact, expect_piece_exact, tidy
@@ -170,10 +171,8 @@ class Activation:
 
     def coeffs(self, kmax: int, dps: int = 15):
         """All of docs/theory/hermite.md §2 at once, with errors: see
-        :func:`~onestep_theory.hermite.coefficients.he_coeffs`."""
-        from .coefficients import he_coeffs          # the result layer sits above the activation
-
-        return he_coeffs(self, kmax, dps)
+        :func:`~onestep_theory.hermite.expansion.expansion` (the result's home, which needs no ``Activation``)."""
+        return expansion(self, kmax, dps)
 
 
 @cached(maxsize=2048)
