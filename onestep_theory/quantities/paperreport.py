@@ -89,7 +89,7 @@ class PaperCheck(Result):
             md += ["", f"## {k}. {_md(_name(r))}: {r['status']}", ""]
             if not _UNSAFE.search(r["tex"]):
                 md += ["$$", _md_math(r["tex"]), "$$", ""]
-            md += ["As written:", "", _fence(r["source_tex"]), ""] + ["- " + _md_seg(x) for x in _items(r)]
+            md += ["As written:", "", _code(r["source_tex"], block=True), ""] + ["- " + _md_seg(x) for x in _items(r)]
         if self.unsupported:
             md += ["", "## Unsupported TeX (never executed)", ""]
             md += [f"- {_code(u.get('name'))} (line {u.get('line')}): {_md(u.get('reason'))}" for u in self.unsupported]
@@ -180,7 +180,8 @@ def _html_seg(segs) -> str:
 
 
 def _name(r) -> str:
-    return f"{r['label'] or '(no label)'} (line {r['line']})"
+    name = r["label"] or (f"({r['tag']})" if r.get("tag") else "(no label)")
+    return f"{name} (line {r['line']})"
 
 
 def _point(w) -> str:
@@ -205,23 +206,18 @@ def _md_math(tex) -> str:
     return s.replace("&", r"\&").replace("<", r"\lt ").replace(">", r"\gt ")
 
 
-def _code(text) -> str:
-    """A Markdown code span holding ``text`` verbatim (a backtick run longer than any inside it)."""
-    s = _plain(text).replace("\n", " ")
-    ticks = "`" * (1 + max((len(m) for m in re.findall(r"`+", s)), default=0))
-    return f"{ticks} {s} {ticks}"
-
-
-def _fence(text) -> str:
-    ticks = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", text)), default=0))
-    return f"{ticks}latex\n{_plain(text)}\n{ticks}"
+def _code(text, block=False) -> str:
+    """A Markdown code span (or fenced ``block``) holding ``text`` verbatim (backticks outnumbering any inside)."""
+    s = _plain(text) if block else _plain(text).replace("\n", " ")
+    ticks = "`" * max(3 if block else 1, 1 + max((len(m) for m in re.findall(r"`+", s)), default=0))
+    return f"{ticks}latex\n{s}\n{ticks}" if block else f"{ticks} {s} {ticks}"
 
 
 def check_paper(text_or_path, *, convention: str, student, teacher=None, symbols: dict | None = None,
                 mapping: dict | None = None, n: int = 16, dps: int = 15, ell: int | None = None,
                 source: str | None = None) -> PaperCheck:
     r"""Check every displayed equation of a TeX paper (text, or the path of a file) whose left-hand side names a
-    quantity or whose label is in ``mapping`` (label or source line -> quantity), with the symbol table of
+    quantity or that ``mapping`` names (its label, tag or source line -> quantity), with the symbol table of
     ``convention`` and the overrides ``symbols``, at ``n`` points and ``dps`` digits (docs/theory/checking.md §8).
 
     >>> tex = r"\begin{equation}\label{eq:d1}\Delta_1=\frac{\psi\lambda c_{\star,1}^4m_2}{\phi b^2}\end{equation}"
@@ -246,14 +242,14 @@ def check_paper(text_or_path, *, convention: str, student, teacher=None, symbols
     text, source = _text_of(text_or_path, source)
     paper = read_paper(text, source=source)
     mapping = dict(mapping or {})
-    keys = {d.label for d in paper.displays if d.label} | {str(d.line) for d in paper.displays}
+    keys = {k for d in paper.displays for k in (d.label, getattr(d, "tag", None), str(d.line)) if k}
     for label, q in mapping.items():
         if q not in QUANTITIES:
             raise InvalidParameterError("map", f"{label}={q}", f"LABEL=QUANTITY, a quantity of the package: "
                                                                f"{', '.join(QUANTITIES)}")
         if str(label) not in keys:
             shown = sorted(k for k in keys if not k.isdigit())
-            raise InvalidParameterError("map", label, "a label of a display of the paper or its line number ("
+            raise InvalidParameterError("map", label, "a label, tag or line number of a display of the paper ("
                                                       + (", ".join(shown[:20]) or "the paper has no label") + ")")
     kw = dict(convention=convention, student=student, teacher=teacher, symbols=symbols, n=n, dps=dps, ell=ell)
     rows = [_row(d, mapping, kw) for d in paper.displays]
@@ -307,11 +303,11 @@ def _one_line(exc) -> str:
 
 def _row(d, mapping, kw) -> dict:
     """Check one display (never raises for the display's own faults: they become a skipped or failed row)."""
-    row = {"label": d.label, "line": d.line, "environment": d.environment, "tex": d.tex, "source_tex": d.source_tex,
-           "status": "skipped", "quantity": None}
+    row = {"label": d.label, "tag": getattr(d, "tag", None), "line": d.line, "environment": d.environment, "tex": d.tex,
+           "source_tex": d.source_tex, "status": "skipped", "quantity": None}
     if getattr(d, "skip", None):                       # an unsupported macro, unbalanced braces ... (the reader's)
         return dict(row, reason=d.skip)
-    quantity = mapping.get(d.label) if d.label in mapping else mapping.get(str(d.line))
+    quantity = next((mapping[k] for k in (d.label, row["tag"], str(d.line)) if k in mapping), None)
     tex, note, against = d.tex, None, quantity
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -322,7 +318,7 @@ def _row(d, mapping, kw) -> dict:
                     return dict(row, reason=why)
             else:
                 tex, note = _mapped(d.tex, quantity, kw)
-                note = f"--map {d.label or d.line}={quantity}" + (f"; {note}" if note else "")
+                note = f"--map {d.label or row['tag'] or d.line}={quantity}" + (f"; {note}" if note else "")
             from .check import check
 
             res = check(latex=tex, against=against, student=kw["student"], teacher=kw["teacher"],
