@@ -270,7 +270,8 @@ def test_map_by_line_or_tag_and_exit_3_on_a_numerical_failure(monkeypatch):
     doc = "\n".join([r"\[ \gamma^2 = \frac{\mu_1^{\star 2}}{\mu_1^{\star 2}+\mu_2^\star/\alpha_0} \]",
                      r"\[ c = 1+\frac{\tilde\eta^2}{\alpha_0}\mu_2^\star\check\mu_1^2\mu_1^2 \]"])
     tagged = doc + "\n" + r"\begin{equation} r^2 = \tilde\eta^2\mu_1^2\mu_1^{\star 2}/\gamma^2 \tag{A.1}\end{equation}"
-    res = check_paper(tagged, convention="cui24", student="tanh", teacher="sin", n=1, mapping={"1": "gamma", "A.1": "r"})
+    res = check_paper(tagged, convention="cui24", student="tanh", teacher="sin", n=1,
+                      mapping={"1": "gamma", "A.1": "r"})
     assert [r["status"] for r in res.rows] == ["identical", "differs", "identical"] and res.exit_code == 1
     assert "(A.1) (line 3)" in res.to_text()
     real = check_module.check
