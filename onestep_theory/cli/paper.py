@@ -81,7 +81,7 @@ def _setup_check_paper(p):
     p.add_argument("--symbol", action="append", default=[], metavar="NAME=MEANING",
                    help="what a TeX name means (sigma=noise, kappa=c_gt1); repeatable")
     p.add_argument("--map", action="append", default=[], metavar="LABEL=QUANTITY",
-                   help="check the display with this \\label (or source line) against QUANTITY; repeatable")
+                   help="check the display with this \\label (or \\tag, or source line) against QUANTITY; repeatable")
     p.add_argument("--ell", type=int_in("--ell", 1, 8), help="the window l of \\Delta_\\ell, \\Lambda_\\ell")
     p.add_argument("--n", type=int_in("--n", 1, 1000), default=16, help="points per equation (default 16)")
     p.add_argument("--dps", type=int_in("--dps", 15, 60), default=15, help="digits compared (default 15)")
