@@ -153,8 +153,8 @@ def _items(r) -> list:
             out.append([("t", "left-hand side: "), ("c", lhs.get("tex")), ("t", f" (names the quantity "
                         f"{lhs['quantity']})" if lhs.get("kind") == "quantity" else f" (an expression, read as "
                         f"{lhs.get('formula')})")])
-        names = [seg for a, b in (u.get("names") or {}).items() for seg in (("c", a), ("t", f" = {b}; "))]
-        out.append([("t", "names: ")] + names)
+        names = [seg for a, b in (u.get("names") or {}).items() for seg in (("t", "; "), ("c", a), ("t", f" = {b}"))]
+        out.append([("t", "names: ")] + names[1:])
     if r.get("verdict"):
         out.append([("b", "verdict"), ("t", ": " + r["verdict"])])
         out.append([("t", f"proof: {r['proof']['status']}: {r['proof']['detail']}")])
