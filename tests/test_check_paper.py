@@ -293,6 +293,19 @@ def test_map_by_line_or_tag_and_exit_3_on_a_numerical_failure(monkeypatch):
     assert all(r["status"] == "failed" and "internal error: ZeroDivisionError" in r["reason"] for r in res.rows)
 
 
+
+def test_a_chain_after_the_papers_own_name_checks_every_side():
+    """R_0 := A = B with R_0 outside the table and --map: A and B are each checked against the quantity (here B
+    mistyped, tau_1 -> tau_2: the display differs though A holds); '≈' is checked as '=' and said so."""
+    doc = "\n".join([r"\def\R{\widehat{\mathcal{R}}_0}", r"\[\R \approx \lambda\frac{\psi}{\phi}\big[c_{\star,1}^2 m_2"
+                     r"+(c_\star^2-c_{\star,1}^2+\sigma_\varepsilon^2)m_1\big]"
+                     r" = \lambda\big[c_{\star,1}^2\tau_2+(c_\star^2-c_{\star,1}^2+\sigma_\varepsilon^2)\tau_2\big]\]"])
+    (row,) = check_paper(doc, convention="moniri23", student="tanh", teacher="He1", n=2,
+                         mapping={"2": "train_loss_f0"}).rows
+    assert row["status"] == "differs" and row["verdict"].startswith("identical")
+    assert [p["status"] for p in row["parts"]] == ["differs"] and "'≈' checked as '='" in row["note"]
+
+
 # --------------------------------------------------------------------------- whole documents fuzzed through the checker
 _ROWS = [line.strip() for name in SPECS for line in (PAPERS / SPECS[name]["paper"]).read_text().splitlines()
          if "=" in line and line.strip().startswith(("\\Delta", "\\Lambda", "\\Ltr", "r ", "c ", "\\gamma", "b^2"))]

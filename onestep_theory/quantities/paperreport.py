@@ -308,7 +308,7 @@ def _row(d, mapping, kw) -> dict:
     if getattr(d, "skip", None):                       # an unsupported macro, unbalanced braces ... (the reader's)
         return dict(row, reason=d.skip)
     quantity = next((mapping[k] for k in (d.label, row["tag"], str(d.line)) if k in mapping), None)
-    tex, note, against = d.tex, None, quantity
+    texs, note, against = [d.tex], None, quantity
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -317,12 +317,15 @@ def _row(d, mapping, kw) -> dict:
                 if quantity is None:
                     return dict(row, reason=why)
             else:
-                tex, note = _mapped(d.tex, quantity, kw)
+                texs, note = _mapped(d.tex, quantity, kw)
                 note = f"--map {d.label or row['tag'] or d.line}={quantity}" + (f"; {note}" if note else "")
             from .check import check
 
-            res = check(latex=tex, against=against, student=kw["student"], teacher=kw["teacher"],
-                        convention=kw["convention"], symbols=kw["symbols"], n=kw["n"], dps=kw["dps"], ell=kw["ell"])
+            res, *more = [check(latex=t, against=against, student=kw["student"], teacher=kw["teacher"],
+                                convention=kw["convention"], symbols=kw["symbols"], n=kw["n"], dps=kw["dps"],
+                                ell=kw["ell"]) for t in texs]
+            res.parts = list(res.parts) + more          # a chain after the paper's own name: each side
+            res.verdict += f" [+ {len(more)} more side(s): {'; '.join(p.status for p in more)}]" if more else ""
         except InvalidParameterError as exc:
             return dict(row, quantity=quantity, reason=_one_line(exc))
         except (ConvergenceError, ResourceError) as exc:
@@ -367,8 +370,9 @@ def _target(tex, kw):
 
 
 def _mapped(tex, quantity, kw):
-    """The TeX to check for a display mapped to ``quantity``: as written when its left-hand side reads (or it has
-    none); else the right-hand side(s) alone, the left-hand side taken to be the quantity (returned note says so)."""
+    """The TeX to check for a display mapped to ``quantity``: ``[tex]`` as written when its left-hand side reads (or
+    it has none); else each right-hand side of the chain alone, the left-hand side taken to be the quantity (the
+    returned note says so)."""
     from .equation import split_display
     from .registry import quantity_of
     from .tex import read_equations
@@ -379,18 +383,17 @@ def _mapped(tex, quantity, kw):
     except TexError as exc:
         raise InvalidParameterError("latex", tex[:60], "an equation the checker takes", str(exc)) from None
     if len(eqs) != 1:
-        return tex, None
-    lhs = join_tokens(eqs[0].sides[0])
-    try:
-        read_equations(lhs, quantity_of(quantity).family, kw["convention"], kw["symbols"], ell=kw["ell"])
-        return tex, None
-    except InvalidParameterError:
-        pass
-    rel = {"=": "=", "def": "=", "approx": r"\approx", "limit": r"\to"}
-    e = eqs[0]
-    parts = [join_tokens(e.sides[1])]
-    for kind, side in zip(e.relations[1:], e.sides[2:]):
-        parts += [rel.get(kind, "="), join_tokens(side)]
-    body = " ".join(parts) + ({">= 0": r" \ge 0", "<= 0": r" \le 0", "> 0": " > 0", "< 0": " < 0"}.get(e.sign, "")
-                              if e.sign else "")
-    return body, f"the left-hand side {lhs} is not in the {kw['convention']} table: taken to be {quantity}"
+        return [tex], None
+    lhs, e = join_tokens(eqs[0].sides[0]), eqs[0]
+    with warnings.catch_warnings(record=True):          # check warns, on the whole display
+        try:
+            read_equations(lhs, quantity_of(quantity).family, kw["convention"], kw["symbols"], ell=kw["ell"])
+            return [tex], None
+        except InvalidParameterError:
+            pass
+    sign = {">= 0": r" \ge 0", "<= 0": r" \le 0", "> 0": " > 0", "< 0": " < 0"}.get(e.sign, "")
+    kind = {"def": "a definition", "approx": "'≈'", "limit": "a limit"}
+    how = "; ".join(f"{kind[r]} checked as '='" for r in dict.fromkeys(e.relations) if r in kind)
+    return [join_tokens(side) + sign for side in e.sides[1:]], (f"the left-hand side {lhs} is not in the "
+                                                                f"{kw['convention']} table: taken to be {quantity}"
+                                                                + (f" ({how})" if how else ""))
