@@ -253,7 +253,8 @@ TWO = (r"\begin{equation}\Delta_1=" + D1 + r",\qquad\Delta_2=\Delta_1"
 def test_a_display_of_two_equations_each_against_its_own_quantity():
     """spike-theory.md §7.1 as printed: Delta_1 = ..., Delta_2 = ... in one display, each equation against the
     quantity its left-hand side names; the second mistyped (4/3 -> 2/3): the display differs, the first holds."""
-    res = check_paper(TWO % "2", convention="moniri23", student="relu_centered", teacher="He1+He2/sqrt(2)", n=2)
+    spec = SPECS["spike_moniri23"]
+    res = check_paper(TWO % "2", convention="moniri23", student=spec["student"], teacher=spec["teacher"], n=2)
     (row,) = res.rows
     assert row["quantity"] == "delta_1, delta_2" and row["status"] == "differs" and res.exit_code == 1
     assert row["verdict"].startswith("identical") and [p["status"] for p in row["parts"]] == ["differs"]
