@@ -209,10 +209,11 @@ def test_cli_exit_0_when_all_hold_2_when_nothing_checks(tmp_path, capsys):
     p = tmp_path / "true.tex"
     p.write_text(TRUE_PAPER.replace(r"c &= 1 + \frac{\tilde\eta^2}{\alpha_0}\mu_2^\star\check\mu_1^2", r"b^2 &= 1"))
     code, out, err = _cli(["check-paper", str(p), "--convention", "moniri23", "--student", "tanh", "--teacher",
-                           "He1", "--n", "2", "--json"], capsys)
+                           "He1", "--n", "2", "--dps", "30", "--json"], capsys)
     assert code == 0, err
     got = json.loads(out)
     assert [(r["label"], r["status"]) for r in got["rows"]] == [("eq:a", "identical"), ("eq:b", "skipped")]
+    assert "agrees to 30 digits at 2/2 points" in got["rows"][0]["verdict"]
     p.write_text(r"\begin{equation} b^2 = \phi \label{eq:x}\end{equation}")
     code, out, err = _cli(["check-paper", str(p), "--convention", "moniri23", "--student", "tanh"], capsys)
     assert code == 2 and "nothing checked" in out
