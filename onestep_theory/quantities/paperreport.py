@@ -72,11 +72,10 @@ class PaperCheck(Result):
         return "\n".join(out + [f"warning: {_plain(w)}" for w in self.warnings] + [self.verdict])
 
     def _head(self) -> list:
+        at = f"; {self.n} points per equation at {self.dps} digits (onestep_theory {self.provenance.get('version')})."
         return [[("t", "Convention "), ("c", self.convention), ("t", ", student "), ("c", self.student),
-                 ("t", ", teacher "), ("c", str(self.teacher)), ("t", f"; {self.n} points per equation at {self.dps} "
-                                                                    f"digits (onestep_theory "
-                                                                    f"{self.provenance.get('version')}).")],
-                [("b", self.verdict), ("t", f" (exit status {self.exit_code})")]]
+                 ("t", ", teacher "), ("c", str(self.teacher)), ("t", at)], [("b", self.verdict),
+                                                                            ("t", f" (exit status {self.exit_code})")]]
 
     def to_markdown(self) -> str:
         """The report as Markdown: the summary table, then each display (rendered, as written, as read, verdict,
@@ -196,8 +195,7 @@ def _plain(s) -> str:
 
 def _md(s) -> str:
     """Markdown text: HTML and table/emphasis characters escaped (the paper's text is never markup)."""
-    s = html.escape(_plain(s).replace("\n", " "), quote=False)
-    return re.sub(r"([\\`*_|\[\]<>#])", r"\\\1", s)
+    return re.sub(r"([\\`*_|\[\]<>#])", r"\\\1", html.escape(_plain(s).replace("\n", " "), quote=False))
 
 
 def _md_math(tex) -> str:
@@ -364,8 +362,11 @@ def _target(tex, kw):
     if eqs == []:
         return None, "no relation ('=', ':=', '\\to' ...): a formula, not an equation"
     with warnings.catch_warnings(record=True):          # check warns, on the whole display
-        q = equation_target(f"{join_tokens(eqs[0].sides[0])} = 0" if eqs else tex, kw["convention"],
-                            symbols=kw["symbols"], ell=kw["ell"])
+        try:
+            q = equation_target(f"{join_tokens(eqs[0].sides[0])} = 0" if eqs else tex, kw["convention"],
+                                symbols=kw["symbols"], ell=kw["ell"])
+        except InvalidParameterError:                   # the message, on the display as written
+            q = equation_target(tex, kw["convention"], symbols=kw["symbols"], ell=kw["ell"])
     return q, None if q else ("left-hand side names no quantity (check it with --map LABEL=QUANTITY)")
 
 
