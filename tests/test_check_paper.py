@@ -331,23 +331,23 @@ def _documents(draw):
         env = draw(st.sampled_from(["equation", "align", "gather*", "multline", "$$", r"\["]))
         opener, closer = {"$$": ("$$", "$$"), r"\[": (r"\[", r"\]")}.get(env, (f"\\begin{{{env}}}", f"\\end{{{env}}}"))
         parts += [draw(st.sampled_from(_PROSE)), f"{opener}\n{row}\n{closer}"]
-    return "\n".join(parts)
+    return "\n".join(parts), draw(st.sampled_from(sorted(SPECS)))
 
 
 @pytest.mark.slow
 @settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 30)), deadline=None, database=None,
           derandomize=os.environ.get("FUZZ_RANDOM") is None)
 @given(_documents())
-def test_fuzz_whole_documents_are_checked_or_refused_never_run(tmp_path_factory, doc):
-    """Documents built from the test papers' rows, mutated with junk and hostile TeX: every display gets a verdict
-    or a one-line reason (never an internal error), the paper never aborts on a display, no TeX is executed (no
-    file written), and each document takes a bounded time."""
-    cwd, back = tmp_path_factory.mktemp("fuzz"), os.getcwd()
+def test_fuzz_whole_documents_are_checked_or_refused_never_run(tmp_path_factory, doc_spec):
+    """Documents built from the test papers' rows (both conventions), mutated with junk and hostile TeX: every
+    display gets a verdict or a one-line reason (never an internal error), the paper never aborts on a display, no
+    TeX is executed (no file written), and each document takes a bounded time."""
+    (doc, name), cwd, back = doc_spec, tmp_path_factory.mktemp("fuzz"), os.getcwd()
+    spec = SPECS[name]
     os.chdir(cwd)
     t0 = time.perf_counter()
     try:
-        res = check_paper(doc, convention="moniri23", student=SPECS["spike_moniri23"]["student"],
-                          teacher=SPECS["spike_moniri23"]["teacher"], n=1)
+        res = check_paper(doc, convention=spec["convention"], student=spec["student"], teacher=spec["teacher"], n=1)
     except InvalidParameterError as exc:            # only a document that is not a paper at all
         assert "\n" not in str(exc)
         return
