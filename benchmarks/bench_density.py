@@ -18,7 +18,7 @@ import numpy as np
 
 
 def old_method(student, xs, kw):
-    from onestep_theory.srf.spectrum import stieltjes_checked
+    from onestep_theory.srf.spectral.spectrum import stieltjes_checked
 
     eta = 1e-3 * max(abs(float(x)) for x in xs)
     out, errs, inits = [], [], [None, None, None]
@@ -37,7 +37,7 @@ def old_method(student, xs, kw):
 
 def main():
     from onestep_theory.core.caches import clear_caches
-    from onestep_theory.srf.spectrum import density_real
+    from onestep_theory.srf.spectral.spectrum import density_real
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=40)

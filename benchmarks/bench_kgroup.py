@@ -15,7 +15,7 @@ README's two-group ``srf --readout`` commands.  ``--quick`` runs the 12-group ca
 
 Measured (issue 31, 2-core machine, ``--threads 1``, old = 0194406): 12-group ``spectrum --readout`` 26.1 s -> 4.2 s
 CPU (6.3x; 7.1x wall; the 104 printed values agree within their errors); 12-group ``srf --readout --dps 30``
-40.1 s -> 21.1 s (1.9x), of which the two Arb κ-rule setups (``srf.kappa.group_setup``) are about 18 s before
+40.1 s -> 21.1 s (1.9x), of which the two Arb κ-rule setups (``srf.features.kappa.group_setup``) are about 18 s before
 and after; float64 12 groups and the two-group commands unchanged (0.9-1.2x).  With the environment's BLAS threads
 on a loaded machine the old 12-group spectrum ran for more than 14 minutes (6 CPU minutes) against 12 s.
 """

@@ -122,7 +122,7 @@ def naive_srf_point(alpha, r, c, gamma, beta=1.0, lam=0.1, tol=1e-4):
 
 
 def bench_srf(points, naive_points):
-    from onestep_theory.srf.mapping import srf_params
+    from onestep_theory.srf.features.mapping import srf_params
     from onestep_theory.srf import srf_curve
 
     r, c, g = srf_params("tanh", "sin", 20, 3).floats()
@@ -183,7 +183,7 @@ def bench_digits():
 def _cold():
     """Clear every numeric cache (rules, setups, Hermite constants); SymPy's symbolic caches stay."""
     from onestep_theory.hermite import activation, moments, quadrature
-    from onestep_theory.srf import kappa
+    from onestep_theory.srf.features import kappa
 
     kappa._setup_cached.cache_clear()
     quadrature._normal_rule_cached.cache_clear()
@@ -227,8 +227,9 @@ def bench_root_finding():
     (to the same 1e-12 relative), from the cold start, on the level-0 rules."""
     import numpy as np
 
-    from onestep_theory.srf import bounds, solvers, srf_params, srf_setup
-    from onestep_theory.srf.saddle import MapOptions, fp_map
+    from onestep_theory.srf import bounds, srf_params, srf_setup
+    from onestep_theory.srf.single import solvers
+    from onestep_theory.srf.single.saddle import MapOptions, fp_map
 
     calls = [0]
 

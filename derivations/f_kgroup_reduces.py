@@ -23,8 +23,8 @@ import sympy as sp
 
 from onestep_theory.simulate import sample_bulks
 from onestep_theory.srf import empirical_from_weights, srf_params, srf_solve
-from onestep_theory.srf.groups import srf_groups
-from onestep_theory.srf.readout import Readout, group_index, readout
+from onestep_theory.srf.grouped.groups import srf_groups
+from onestep_theory.srf.grouped.readout import Readout, group_index, readout
 
 
 def symbolic():

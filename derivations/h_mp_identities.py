@@ -16,7 +16,7 @@ V2 = s/hV1, V1 = (1 - t s)/hV1, K0 = -s'/hV1^2, J2 = (s + t s')/hV1^2, J1 = (1 -
 identity, after clearing denominators, is a polynomial in s whose remainder modulo P(s) is identically 0.
 
 Numeric part (mpmath, 50 working digits).  At six parameter sets (beta = 1/2, 1, 2, 3; t below and above c;
-one with hV1 = 0) the package's closed form onestep_theory.srf.priors.mp_integrals (with sqrt=mpmath.sqrt)
+one with hV1 = 0) the package's closed form onestep_theory.srf.single.priors.mp_integrals (with sqrt=mpmath.sqrt)
 is compared with tanh-sinh quadrature of the MP density (substitution rho = x- + (x+ - x-) cos^2(u/2), which
 removes the square-root edges) plus the atom; the quadrature's error is estimated by a second rule
 (Gauss–Legendre) and must be < 1e-45; closed form and quadrature must agree to 1e-40 (relative), and the
@@ -30,7 +30,7 @@ import time
 import mpmath
 import sympy as sp
 
-from onestep_theory.srf.priors import mp_integrals
+from onestep_theory.srf.single.priors import mp_integrals
 
 
 def symbolic():

@@ -39,7 +39,7 @@ import sympy as sp
 from onestep_theory.core.errors import ConvergenceError
 from onestep_theory.core.precision import GUARD_DIGITS
 from onestep_theory.srf import bounds, srf_params, srf_setup
-from onestep_theory.srf.taustar import tau_star
+from onestep_theory.srf.optimal.taustar import tau_star
 
 ETA = "3*sqrt(3)*pi/4"
 

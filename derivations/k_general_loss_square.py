@@ -15,7 +15,7 @@ Usage: python k_general_loss_square.py   (about 5 s)
 import sympy as sp
 
 from onestep_theory.srf import srf_solve
-from onestep_theory.srf.losses import LOSSES
+from onestep_theory.srf.loss.losses import LOSSES
 
 
 def averages(f, z, xi, Y, h, h1, h2):

@@ -94,7 +94,7 @@ def check_tanh_sin() -> bool:
     k = 2 * r * he3 / mu1
     chk = gauss(lambda t: d1(t) ** 2) - mu1**2                   # check mu_1^2 = E sigma'^2 - mu_1^2
     s2 = 4 * eta**2 * (h2 - he3**2) * y2 / alpha0 + 2 * eta**4 * y2**2 * chk**2 / alpha0**2
-    from onestep_theory.srf.mapping import row_norm_params
+    from onestep_theory.srf.features.mapping import row_norm_params
 
     kp, s2p, err = row_norm_params("tanh", "sin", 20, 3, 0, mp.nstr(r, 25), dps=20)
     ok3 = abs(kp - k) <= 1e-18 and abs(s2p - s2) <= 1e-18 and err["k"] < 1e-18 and err["s2"] < 1e-18

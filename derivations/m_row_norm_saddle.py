@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 from onestep_theory.srf import srf_params, srf_solve
-from onestep_theory.srf.mapping import row_norm_params
+from onestep_theory.srf.features.mapping import row_norm_params
 
 Z, WZ = np.polynomial.hermite_e.hermegauss(200)
 WZ = WZ / WZ.sum()

@@ -23,11 +23,11 @@ import numpy as np
 import scipy.stats
 import sympy as sp
 
-from onestep_theory.srf.groupprior import kgroup_prior
-from onestep_theory.srf.groups import srf_groups
-from onestep_theory.srf.priors import mp_integrals
-from onestep_theory.srf.readout import Readout
-from onestep_theory.srf.solve import srf_solve
+from onestep_theory.srf.grouped.groupprior import kgroup_prior
+from onestep_theory.srf.grouped.groups import srf_groups
+from onestep_theory.srf.single.priors import mp_integrals
+from onestep_theory.srf.grouped.readout import Readout
+from onestep_theory.srf.single.solve import srf_solve
 
 
 def symbolic():

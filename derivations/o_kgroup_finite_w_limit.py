@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from onestep_theory.simulate import sample_bulks
-from onestep_theory.srf.groups import srf_groups
+from onestep_theory.srf.grouped.groups import srf_groups
 
 CASE = dict(alpha=2, beta=1, lam="1/10")
 A = dict(alpha0=20, eta=3)

@@ -295,7 +295,7 @@ def test_dmu0_dc_is_half_the_mean_second_derivative():
     np.testing.assert_allclose(got, np.array(ref, dtype=float), rtol=1e-12, atol=1e-15)
     # the heat equation itself: d mu0/dc by a central difference of cge_coeffs in c, step h = 1e-3: truncation
     # h^2/6 |d^3 mu0/dc^3| with |d^3 mu0/dc^3| = |E sigma^(6)|/8 <= 7 (max |tanh^(6)| = 52.2), rounding ~ eps/h
-    from onestep_theory.srf.cge import cge_coeffs
+    from onestep_theory.srf.features.cge import cge_coeffs
 
     h = 1e-3
     fd = (cge_coeffs("tanh", r, c + h, kap)[0] - cge_coeffs("tanh", r, c - h, kap)[0]) / (2 * h)

@@ -76,7 +76,7 @@ def test_star_import_and_submodules():
     ns = {}
     exec("from onestep_theory import *", ns)
     assert set(onestep_theory.__all__) <= set(ns)
-    from onestep_theory.srf.solve import srf_solve
+    from onestep_theory.srf.single.solve import srf_solve
 
     assert ns["srf_solve"] is srf_solve is onestep_theory.srf_solve
     assert onestep_theory.study.run_study is importlib.import_module("onestep_theory.study.run").run_study

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from onestep_theory.cli import main
-from onestep_theory.srf.spectrum import density_real, stieltjes
+from onestep_theory.srf.spectral.spectrum import density_real, stieltjes
 
 REF = json.loads((pathlib.Path(__file__).parent / "data" / "density_reference.json").read_text())["settings"]
 F = fractions.Fraction
@@ -123,7 +123,7 @@ def test_mass_and_mean_of_the_bulk_at_r_positive():
     computed by the other solver at z = -lam (measured: all three to ~5e-15); by Gauss–Legendre in theta with
     x = e- + (e+ - e-)(1 - cos theta)/2 (smooth at the square-root edges); tolerances 1e-12 (mass, inversion),
     1e-9 (mean, against an independent Gauss–Hermite κ-rule)."""
-    from onestep_theory.srf.cge import cge_values
+    from onestep_theory.srf.features.cge import cge_values
 
     kw = dict(r="1.1", c="1.02", alpha=2, beta="1/2")
     _, _, edges, _ = density_real("tanh", [], **kw)

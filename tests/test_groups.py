@@ -12,10 +12,10 @@ from scipy.integrate import quad
 from onestep_theory import InvalidParameterError
 from onestep_theory.simulate import sample_bulks
 from onestep_theory.srf import empirical_from_weights, srf_params, srf_solve
-from onestep_theory.srf.groupbounds import d3_special_case, group_bounds, group_mean_spikes
-from onestep_theory.srf.groups import srf_groups
-from onestep_theory.srf.readout import group_index, group_params, readout
-from onestep_theory.srf.spectrum import mean_spike
+from onestep_theory.srf.grouped.groupbounds import d3_special_case, group_bounds, group_mean_spikes
+from onestep_theory.srf.grouped.groups import srf_groups
+from onestep_theory.srf.grouped.readout import group_index, group_params, readout
+from onestep_theory.srf.spectral.spectrum import mean_spike
 
 
 def _bulk(d, p, seed):
@@ -260,9 +260,9 @@ def test_annealed_prior_is_the_average_of_the_sampled_one(case_a):
     """The annealed prior (docs/theory/srf-theory.md §8) is the sampled prior averaged over b, e given Omega
     (E bb^T = diag(c_g), E ee^T = Omega, E be^T = 0): every output of the map is linear in these second
     moments.  K = 2 with fractions 3/10, 7/10, a state away from the fixed point; 3000 draws, 4.5 s.e."""
-    from onestep_theory.srf.finitew import GroupBulk, group_bulk, group_map
-    from onestep_theory.srf.groupchannel import StateLayout
-    from onestep_theory.srf.kappa import group_setup
+    from onestep_theory.srf.grouped.finitew import GroupBulk, group_bulk, group_map
+    from onestep_theory.srf.grouped.groupchannel import StateLayout
+    from onestep_theory.srf.features.kappa import group_setup
 
     r, c, g = case_a
     rd = readout("1:3/10,2:7/10")

@@ -7,7 +7,7 @@ import pytest
 
 from onestep_theory.simulate import sim_giant_step, sim_srf
 from onestep_theory.srf import srf_params
-from onestep_theory.srf.groups import srf_groups
+from onestep_theory.srf.grouped.groups import srf_groups
 
 CASE = dict(alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
 
@@ -45,7 +45,7 @@ def test_two_mean_spikes_relu_pm():
     """Up to K mean spikes (§8, Spectrum): a centred ReLU with u in {1, -1} has two well separated spikes,
     n times the eigenvalues of [sqrt(pi_j pi_l) E mu0_j mu0_l]; both within 4 s.e. of the simulated top two."""
     from onestep_theory.simulate import sim_spectrum
-    from onestep_theory.srf.groupbounds import group_mean_spikes
+    from onestep_theory.srf.grouped.groupbounds import group_mean_spikes
 
     sim = sim_spectrum("relu_centered", 400, r=1.5, c=1.1, gamma=1, alpha=2, beta=1, readout="1:0.5,-1:0.5", reps=4,
                        seed=2, lam=(0.5,))
@@ -61,7 +61,7 @@ def test_gaussian_readout_beats_kernels_at_large_eta():
     near kappa*, so a large learning rate does not hurt as it does with u = 1.  erf(x)/erf(x) (tau* = 0), d = 200,
     alpha0 = 100, eta = 16: the Gaussian readout is below the kernel bound ||P_>1 f*||^2 and below the uniform
     readout, each by more than 4 standard errors of both (measured 0.0056 +- 0.0004 against 0.0401 and 0.0322)."""
-    from onestep_theory.srf.taustar import tau_star
+    from onestep_theory.srf.optimal.taustar import tau_star
 
     kw = dict(alpha0=100, eta=16, alpha=8, beta=2, lam=0.01, reps=4, seed=5)
     gauss = sim_giant_step("erf(x)", "erf(x)", 200, readout="gaussian", **kw).stats["test_error"]

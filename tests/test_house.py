@@ -78,12 +78,18 @@ def test_no_citation_points_outside_the_repository():
         assert "../shared" not in text, path
 
 
+def _layer(path) -> str:
+    """The subpackage of the package that holds ``path`` (``srf`` for srf/grouped/kgroup.py); '' at the top."""
+    rel = path.relative_to(PKG).parts
+    return rel[0] if len(rel) > 1 else ""
+
+
 def test_every_module_cites_its_theory():
     """Each module of the theory and simulation layers names the section of docs/theory it implements."""
     missing = []
     for path in SOURCES:
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""
-        if path.parts[-2] in ("hermite", "spikes", "srf", "simulate", "reproduce") and "docs/theory/" not in doc:
+        if _layer(path) in ("hermite", "spikes", "srf", "simulate", "reproduce") and "docs/theory/" not in doc:
             missing.append(str(path.relative_to(ROOT)))
     assert not missing, missing
 
@@ -135,6 +141,236 @@ def test_modules_are_small():
 
 def test_theory_modules_draw_no_random_numbers():
     pattern = re.compile(r"default_rng|np\.random\.|random\.seed|standard_normal")
-    offenders = [str(p.relative_to(ROOT)) for p in SOURCES if p.parts[-2] in ("core", "hermite", "spikes", "srf")
+    offenders = [str(p.relative_to(ROOT)) for p in SOURCES if _layer(p) in ("core", "hermite", "spikes", "srf")
                  and pattern.search(p.read_text())]
     assert not offenders, offenders
+
+
+# ---------------------------------------------------------------- rooms and the module import graph (issue 33)
+#: Most modules in one package folder (``__init__`` not counted): a newcomer sees a room at a glance.
+MAX_ROOM = 12
+#: Folders allowed over MAX_ROOM for now, each with the reason and the plan; an entry no longer needed fails.
+OVER_FOR_NOW = {"quantities": "issue 33: the lead moves its TeX reader (paper*, check*) into a room"}
+#: The rooms of srf and their levels: a room imports only rooms of a lower level; one level's rooms are
+#: independent (the order stated in srf/__init__.py and CONTRIBUTING.md).
+SRF_ROOMS = {"features": 1, "loss": 1, "single": 2, "spectral": 2, "optimal": 3, "grouped": 4}
+
+
+def _module_name(path) -> tuple:
+    rel = path.relative_to(PKG).parts
+    return rel[:-1] if rel[-1] == "__init__.py" else rel[:-1] + (path.stem,)
+
+
+MODULES = {_module_name(p): p for p in SOURCES}
+
+
+def _edges(path):
+    """(line, imported module) for every import of a module of the package in ``path``, at any depth (function-
+    level imports included).  ``from P import name`` counts as an import of ``P.name`` when that is a module, else
+    of ``P``; each package above the target that is not a package of ``path`` itself counts too (Python runs its
+    ``__init__`` first)."""
+    here = _module_name(path)
+    pkg = list(here if path.name == "__init__.py" else here[:-1])
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = []
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = tuple(pkg[: len(pkg) - (node.level - 1)]) + (tuple(node.module.split(".")) if node.module else ())
+            elif node.module and node.module.split(".")[0] == "onestep_theory":
+                base = tuple(node.module.split(".")[1:])
+            else:
+                continue
+            targets = [base + (a.name,) if base + (a.name,) in MODULES else base for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [tuple(a.name.split(".")[1:]) for a in node.names if a.name.split(".")[0] == "onestep_theory"]
+        for t in dict.fromkeys(targets):
+            for k in range(len(t) + 1):
+                up = t[:k]
+                if up in MODULES and up != here and (k == len(t) or here[:k] != up):
+                    yield node.lineno, up
+
+
+def _graph() -> dict:
+    return {m: {t for _, t in _edges(p)} for m, p in MODULES.items()}
+
+
+def _cycles(graph: dict) -> list:
+    """Every strongly connected component with more than one module, or a module importing itself (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v), on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in graph.get(v, ()):
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _cycle_path(graph: dict, comp: list) -> str:
+    """One closed import path through a strongly connected component, for the message."""
+    members, start = set(comp), comp[0]
+    path, seen = [start], {start}
+    while True:
+        nxt = sorted(w for w in graph[path[-1]] if w in members)
+        back = [w for w in nxt if w == start]
+        if back and len(path) > 1 or path[-1] in graph[path[-1]]:
+            return " -> ".join(".".join(m) or "onestep_theory" for m in path + [start])
+        step = [w for w in nxt if w not in seen] or nxt
+        path.append(step[0])
+        seen.add(step[0])
+
+
+def test_cycle_finder_is_not_vacuous():
+    g = {("a",): {("b",)}, ("b",): {("c",)}, ("c",): {("a",)}, ("d",): {("a",)}, ("e",): {("e",)}}
+    assert _cycles(g) == [[("a",), ("b",), ("c",)], [("e",)]]
+    assert _cycle_path(g, [("a",), ("b",), ("c",)]) == "a -> b -> c -> a"
+    # the graph sees function-level imports, module imports through ``from P import module`` and the packages
+    # run first: the Hermite coefficients' old circle, and srf/grouped/kgroup's room
+    graph = _graph()
+    assert ("hermite", "expansion") in graph[("hermite", "activation")]
+    assert ("srf", "grouped", "groupprior") in graph[("srf", "grouped", "kgroup")]
+    assert ("srf", "single") in graph[("srf", "grouped", "kgroup")]
+    assert ("srf",) not in graph[("srf", "grouped", "kgroup")]
+    assert ("srf", "spectral", "spectrum") in graph[("cli", "srf")]     # an import inside a handler
+
+
+def test_no_import_cycles_between_modules():
+    graph = _graph()
+    cycles = [_cycle_path(graph, comp) for comp in _cycles(graph)]
+    assert not cycles, cycles
+
+
+def test_no_room_is_crowded():
+    counts = {}
+    for path in SOURCES:
+        if path.name != "__init__.py":
+            folder = str(path.parent.relative_to(PKG))
+            counts[folder] = counts.get(folder, 0) + 1
+    over = {f: n for f, n in counts.items() if n > MAX_ROOM and f not in OVER_FOR_NOW}
+    assert not over, f"folders over {MAX_ROOM} modules (make rooms): {over}"
+    stale = [f for f in OVER_FOR_NOW if counts.get(f, 0) <= MAX_ROOM]
+    assert not stale, f"no longer over {MAX_ROOM} modules, remove from OVER_FOR_NOW: {stale}"
+
+
+def test_srf_rooms_import_one_way():
+    """Every srf module sits in a room of SRF_ROOMS and imports only its own room and rooms of lower levels."""
+    bad, loose = [], []
+    for path in SOURCES:
+        name = _module_name(path)
+        if name[:1] != ("srf",) or name == ("srf",):
+            continue
+        room = name[1]
+        if room not in SRF_ROOMS or len(name) > 3:
+            loose.append(str(path.relative_to(ROOT)))
+            continue
+        for line, t in _edges(path):
+            if t[0] == "srf" and len(t) > 1 and t[1] != room and not SRF_ROOMS.get(t[1], 99) < SRF_ROOMS[room]:
+                bad.append(f"{path.relative_to(ROOT)}:{line} ({room}, level {SRF_ROOMS[room]}) imports "
+                           f"{'.'.join(t)} (level {SRF_ROOMS.get(t[1], '?')})")
+            if t == ("srf",):
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports the srf package from inside a room")
+    assert not loose, f"srf modules outside a room of SRF_ROOMS: {loose}"
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("room", sorted(SRF_ROOMS))
+def test_every_srf_room_names_its_sections_and_public_names(room):
+    """A room's __init__ docstring cites docs/theory and names each of its public names (its ``__all__``)."""
+    tree = ast.parse((PKG / "srf" / room / "__init__.py").read_text())
+    doc = ast.get_docstring(tree) or ""
+    assert re.search(r"docs/theory/[a-z-]+\.md §\d", doc), room
+    public = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                  and any(getattr(t, "id", None) == "__all__" for t in n.targets))
+    assert public and not [n for n in public if f"``{n}``" not in doc], room
+
+
+def _old_srf_paths(text: str) -> list:
+    """Places naming an srf module without its room (``srf.kgroup``, ``..srf.kgroup``, ``onestep_theory.srf.kgroup``)."""
+    stems = {p.stem for p in (PKG / "srf").glob("*/*.py") if p.stem != "__init__"}
+    pattern = re.compile(r"(?<![\w])srf\.(" + "|".join(sorted(stems)) + r")\b")
+    found = [f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in pattern.finditer(text)
+             if not re.search(r"(simulate|cli|reproduce)\.$", text[:m.start()])]
+    tree = ast.parse((PKG / "srf" / "__init__.py").read_text())
+    public = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                  and any(getattr(t, "id", None) == "__all__" for t in n.targets))
+    for m in re.finditer(r"from (?:onestep_theory\.|\.+)srf import (\([^)]*\)|[^\n]*)", text):
+        names = re.findall(r"(\w+)(?:\s+as\s+\w+)?", m.group(1))
+        found += [f"line {text.count(chr(10), 0, m.start()) + 1}: srf import {n}" for n in names
+                  if n in stems and n not in public]
+    return found
+
+
+def test_no_old_srf_module_path_is_used():
+    """The package, tests, scripts and docs use the rooms' paths; the old paths are for users, for one release."""
+    assert _old_srf_paths("from ..srf.kgroup import x; onestep_theory.srf.taustar; srf.grouped.kgroup; "
+                          "cli.srf.bounds\nsrf.bias\nfrom onestep_theory.srf import bounds, solvers") == [
+        "line 1: srf.kgroup", "line 1: srf.taustar", "line 2: srf.bias", "line 3: srf import solvers"]
+    files = [p for p in SOURCES if p != PKG / "srf" / "__init__.py"]
+    for folder, pattern in (("tests", "*.py"), ("tests/data/precompute", "*.py"), ("benchmarks", "*.py"),
+                            ("derivations", "*.py"), ("docs/theory", "*.md"), ("docs/studies", "*.md"),
+                            ("docs/studies", "*.py")):
+        files += [p for p in (ROOT / folder).glob(pattern) if p.resolve() != pathlib.Path(__file__).resolve()]
+    found = {str(p.relative_to(ROOT)): hits for p in files + [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+             if p.is_file() and (hits := _old_srf_paths(p.read_text()))}
+    assert not found, found
+
+
+def test_old_srf_module_paths_import_for_one_release(monkeypatch):
+    """``onestep_theory.srf.<module>`` of the flat srf/ imports the moved module itself, with a DeprecationWarning
+    at the caller's line, and never hides a public name of the same spelling (``bounds``, ``spectrum``,
+    ``readout``)."""
+    import importlib
+    import sys
+
+    import onestep_theory
+    import onestep_theory.srf as srf
+
+    public = {n: getattr(srf, n) for n in srf.__all__}
+    rooms = {p.stem: p.parent.name for p in (PKG / "srf").glob("*/*.py") if p.stem != "__init__"}
+    assert srf.MOVED == rooms                  # every module of a room had a flat path before issue 33
+    for old, room in rooms.items():
+        monkeypatch.delitem(sys.modules, f"onestep_theory.srf.{old}", raising=False)
+        new = f"onestep_theory.srf.{room}.{old}"
+        with pytest.warns(DeprecationWarning, match=rf"onestep_theory\.srf\.{old} moved to {re.escape(new)}") as rec:
+            mod = importlib.import_module(f"onestep_theory.srf.{old}")
+        assert mod is importlib.import_module(new) and mod.__spec__.name == new and mod.__name__ == new
+        assert rec[0].filename == __file__, rec[0].filename
+    assert {n: getattr(srf, n) for n in srf.__all__} == public
+    assert onestep_theory.bounds is public["bounds"] and callable(onestep_theory.spectrum)
+    # the statement forms, and monkeypatching through the old name patches the one module
+    monkeypatch.delitem(sys.modules, "onestep_theory.srf.kgroup")
+    monkeypatch.delattr(srf, "kgroup", raising=False)
+    with pytest.warns(DeprecationWarning, match="kgroup moved"):
+        from onestep_theory.srf.kgroup import solve_kgroup
+    from onestep_theory.srf.grouped import kgroup
+    assert solve_kgroup is kgroup.solve_kgroup
+    old_kgroup = sys.modules["onestep_theory.srf.kgroup"]
+    monkeypatch.setattr(old_kgroup, "MAX_KGROUP_WORK", 1)
+    assert kgroup.MAX_KGROUP_WORK == 1
+    monkeypatch.delattr(srf, "taustar", raising=False)
+    monkeypatch.delitem(sys.modules, "onestep_theory.srf.taustar")
+    with pytest.warns(DeprecationWarning, match="taustar moved"):
+        assert srf.taustar.tau_star is srf.optimal.tau_star
+    with pytest.raises(AttributeError):
+        srf.no_such_module
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("onestep_theory.srf.no_such_module")

@@ -13,11 +13,11 @@ import sympy as sp
 
 from onestep_theory.core.errors import ConvergenceError, InvalidParameterError
 from onestep_theory.core.precision import workdps
-from onestep_theory.srf.groupprior import kgroup_prior
-from onestep_theory.srf.groups import srf_groups
-from onestep_theory.srf.priors import mp_integrals
-from onestep_theory.srf.readout import Readout
-from onestep_theory.srf.solve import srf_solve
+from onestep_theory.srf.grouped.groupprior import kgroup_prior
+from onestep_theory.srf.grouped.groups import srf_groups
+from onestep_theory.srf.single.priors import mp_integrals
+from onestep_theory.srf.grouped.readout import Readout
+from onestep_theory.srf.single.solve import srf_solve
 
 CASE = dict(alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
 
@@ -120,7 +120,7 @@ def test_bad_input_and_unreachable_targets(monkeypatch):
         srf_groups("tanh", "sin", readout_spec="1:0.5,2:0.5", prior="finite-w", dps=20, **CASE)
     with pytest.raises(InvalidParameterError, match="tol"):
         srf_groups("tanh", "sin", readout_spec="1:0.5,2:0.5", tol=1e-16, **CASE)
-    import onestep_theory.srf.kgroup as kg
+    import onestep_theory.srf.grouped.kgroup as kg
 
     # an error budget that cannot meet the target (rounding forced to 1e-3) raises instead of returning
     monkeypatch.setattr(kg, "rounding_floor", lambda *a: 1e-3)
@@ -163,8 +163,8 @@ def test_cli_two_groups_30_digits(capsys):
 def test_group_spectrum_k1_and_equal_groups_are_the_single_group_spectrum():
     """K = 1, and two groups with the same value, give the single-group density and g(-lambda) of §7 (whose MP
     closed form shares no code with §8.1) within the stated errors."""
-    from onestep_theory.srf.groupspectrum import group_spectrum
-    from onestep_theory.srf.spectrum import spectrum
+    from onestep_theory.srf.grouped.groupspectrum import group_spectrum
+    from onestep_theory.srf.spectral.spectrum import spectrum
 
     xs = np.array([0.3, 1.0, 2.5, 6.0])
     ref = spectrum("tanh", r="1.1", c="1.02", alpha=2, beta="1/2", xs=xs, lams=("1/2",))
@@ -182,7 +182,7 @@ def test_group_spectrum_against_simulation():
     seeds): within 4 s.e. + K/(p lambda).  The K mean-spike eigenvalues are not in the bulk (§7): each moves one
     of the p terms 1/(lambda_k + lambda) of the trace, by at most 1/lambda, so the finite-p shift is <= K/(p lambda)."""
     from onestep_theory.simulate import sim_spectrum
-    from onestep_theory.srf.groupspectrum import group_spectrum
+    from onestep_theory.srf.grouped.groupspectrum import group_spectrum
 
     g = group_spectrum("tanh", readout_spec="1:0.5,2:0.5", r="1.1", c="1.02", alpha=2, beta=1, xs=[1.0],
                        lams=("1/2", "3"))

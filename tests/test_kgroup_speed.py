@@ -12,8 +12,8 @@ import pytest
 
 from onestep_theory.core.errors import ConvergenceError, InvalidParameterError
 from onestep_theory.core.precision import workdps
-from onestep_theory.srf import groupprior
-from onestep_theory.srf.groupprior import PriorConvergenceError, kgroup_resolvent, prior_jacobian
+from onestep_theory.srf.grouped import groupprior
+from onestep_theory.srf.grouped.groupprior import PriorConvergenceError, kgroup_resolvent, prior_jacobian
 
 SPEC12 = ",".join(f"{k}/4:1/12" for k in range(1, 13))
 
@@ -116,8 +116,8 @@ def test_prior_jacobian_against_central_differences():
 
 @pytest.fixture(scope="module")
 def three_groups():
-    from onestep_theory.srf.kappa import group_setup
-    from onestep_theory.srf.readout import group_params, readout
+    from onestep_theory.srf.features.kappa import group_setup
+    from onestep_theory.srf.grouped.readout import group_params, readout
 
     gp = group_params(1.1, 1.02, readout("1/2:1/4,1:1/4,2:1/2"))
     G = group_setup("tanh", "tanh", [a for a, _ in gp], [b for _, b in gp], 0.0, level=0)
@@ -128,7 +128,7 @@ def test_spectrum_newton_jacobian_and_damped_reference(three_groups):
     """The V-equations' analytic Jacobian against central differences at a complex z, and the Newton solution
     (warm-started from a neighbouring point, as the density grid does) against a damped fixed point iterated to
     its own convergence (another method on the same equations)."""
-    from onestep_theory.srf.groupspectrum import VEquations, group_stieltjes
+    from onestep_theory.srf.grouped.groupspectrum import VEquations, group_stieltjes
 
     G, kw = three_groups
     E = VEquations(G, **kw)
@@ -157,8 +157,8 @@ def test_arb_channel_against_mpf_channel():
     """The channel on Arb matrices equals the mpf object-array channel to the working precision (K = 3, 15 + 10
     digits): hats and the test error."""
     from onestep_theory.core.precision import precision
-    from onestep_theory.srf.groupchannel import ArbChannel, StateLayout, group_channel
-    from onestep_theory.srf.kappa import group_setup
+    from onestep_theory.srf.grouped.groupchannel import ArbChannel, StateLayout, group_channel
+    from onestep_theory.srf.features.kappa import group_setup
 
     with precision(15):
         G = group_setup("tanh", "sin", [mpmath.mpf("1.1"), mpmath.mpf("2.2"), mpmath.mpf("0.55")],
@@ -178,8 +178,8 @@ def test_arb_channel_against_mpf_channel():
 def test_kgroup_fit_is_a_result_and_progress_is_called():
     """solve_kgroup returns a KGroupFit (JSON-able, total = sum of the parts), calls progress once per level, and
     srf_groups' error is built from it."""
-    from onestep_theory.srf.groups import srf_groups
-    from onestep_theory.srf.kgroup import KGroupFit, solve_kgroup
+    from onestep_theory.srf.grouped.groups import srf_groups
+    from onestep_theory.srf.grouped.kgroup import KGroupFit, solve_kgroup
 
     calls = []
     fit = solve_kgroup("tanh", "sin", [1.1, 2.2], [1.02, 1.08], 0.97, [0.5, 0.5], alpha=2.0, beta=1.0, lam=0.1,
@@ -199,8 +199,8 @@ def test_work_limit_refused_before_work(capsys):
     import time
 
     from onestep_theory.cli.main import main
-    from onestep_theory.srf.groups import srf_groups
-    from onestep_theory.srf.kgroup import MAX_KGROUP_WORK, kgroup_work
+    from onestep_theory.srf.grouped.groups import srf_groups
+    from onestep_theory.srf.grouped.kgroup import MAX_KGROUP_WORK, kgroup_work
 
     assert kgroup_work(12, 60) <= MAX_KGROUP_WORK < kgroup_work(12, 61)
     t = time.perf_counter()
@@ -213,7 +213,7 @@ def test_work_limit_refused_before_work(capsys):
 
 
 def test_group_spectrum_progress():
-    from onestep_theory.srf.groupspectrum import group_spectrum
+    from onestep_theory.srf.grouped.groupspectrum import group_spectrum
 
     calls = []
     group_spectrum("tanh", readout_spec="1:1/2,2:1/2", r="1.1", c="1.02", alpha=2, beta=1, xs=[0.5, 1.0, 2.0],
@@ -225,7 +225,7 @@ def test_group_spectrum_progress():
 def test_twelve_groups_float64_claim_against_15_digits():
     """12 groups (u = 1/4, ..., 3, fractions 1/12): the float64 value (its target 1e-10: >= 10 digits; 11 here)
     within its stated error of the 15-digit value, which has >= 15 digits."""
-    from onestep_theory.srf.groups import srf_groups
+    from onestep_theory.srf.grouped.groups import srf_groups
 
     kw = dict(readout_spec=SPEC12, alpha0=20, eta=3, alpha=2, beta=1, lam="1/10")
     f = srf_groups("tanh", "sin", **kw)

@@ -11,7 +11,7 @@ from onestep_theory import InvalidParameterError
 from onestep_theory.simulate import sim_giant_step, sim_srf
 from onestep_theory.simulate.base import fit_convex
 from onestep_theory.srf import srf_params, srf_solve
-from onestep_theory.srf.losses import LOSSES, Loss, loss
+from onestep_theory.srf.loss.losses import LOSSES, Loss, loss
 
 POINTS = [(1.0, 0.3, 0.7), (-1.0, 2.0, 3.0), (1.0, -1.5, 0.2), (1.0, 0.95, 0.5), (-1.0, -0.2, 8.0), (1.0, 7.0, 0.01)]
 NAMES = ["square", "logistic", "hinge", "log(1 + exp(-y*yhat)) + (y - yhat)**2/10"]
@@ -143,7 +143,7 @@ def test_shifted_activation_exact():
 
 
 def test_bias_lower_bound_odd_pair():
-    from onestep_theory.srf.bounds import bias_lower_bound
+    from onestep_theory.srf.optimal.bounds import bias_lower_bound
 
     # odd student and teacher: (27)(b) is even in b, so b* = 0 and nothing is gained
     odd = bias_lower_bound("tanh", "sin", r="1.13", c="1.02", gamma="0.97")
@@ -154,7 +154,7 @@ def test_bias_lower_bound_odd_pair():
 
 @pytest.mark.slow
 def test_bias_lower_bound_gains_for_relu():
-    from onestep_theory.srf.bounds import bias_lower_bound, bounds
+    from onestep_theory.srf.optimal.bounds import bias_lower_bound, bounds
 
     out = bias_lower_bound("relu", "relu", r=1, c=1, gamma=1)
     assert out.lower < out.lower_at_zero - 100 * out.errors["lower"]
@@ -189,7 +189,7 @@ def test_training_objective_against_ridge():
     """The asymptotic training objective 2 E<l(y, prox)> + lam beta q2 / alpha (docs/theory/srf-theory.md §4.9) against
     min_a [||y - Phi a/sqrt p||^2 + lam ||a||^2] / n of the direct sRF at a fixed bias (d = 400, 4 seeds)."""
     from onestep_theory.simulate.bias import sim_trained_bias
-    from onestep_theory.srf.bias import training_objective
+    from onestep_theory.srf.optimal.bias import training_objective
 
     obj, err, _ = training_objective("tanh", "relu", 0.5, alpha=2, beta=1, lam="1/10", r="1.2", c="1.1", gamma="0.9")
     sim = sim_trained_bias("tanh", "relu", 400, r=1.2, c=1.1, gamma=0.9, alpha=2, beta=1, lam=0.1, bias_max=1e-9,
@@ -206,7 +206,7 @@ def test_trained_bias_against_simulation():
     """tanh student, uncentred relu teacher (the bias supplies the mean the odd student lacks): theory b* = 0.691,
     test error 0.2217 (0.3428 at b = 0); the jointly trained (a, b) of the direct sRF at d = 800, 6 seeds."""
     from onestep_theory.simulate.bias import sim_trained_bias
-    from onestep_theory.srf.bias import trained_bias
+    from onestep_theory.srf.optimal.bias import trained_bias
 
     th = trained_bias("tanh", "relu", alpha=2, beta=1, lam="1/10", r="1.2", c="1.1", gamma="0.9", bias_max=1.5)
     sim = sim_trained_bias("tanh", "relu", 800, r=1.2, c=1.1, gamma=0.9, alpha=2, beta=1, lam=0.1, bias_max=1.5,

@@ -13,7 +13,7 @@ from scipy.optimize import minimize_scalar
 
 from onestep_theory import ConvergenceError, InvalidParameterError
 from onestep_theory.srf import srf_solve
-from onestep_theory.srf.losses import LOSSES, loss
+from onestep_theory.srf.loss.losses import LOSSES, loss
 
 ISSUE = dict(alpha0=20, eta=3, alpha=1, beta=1, lam="0.1")        # tanh/sign: "no valid fixed point" before
 Y, YH = sp.symbols("y yhat", real=True)
@@ -75,7 +75,7 @@ def test_user_hinge_channel_against_closed_form():
     """The user-written hinge (prox with kinks, ξ on split Gauss–Legendre panels) against the built-in hinge's
     closed-form ξ-averages (truncated Gaussian moments), at one state of a synthetic κ-rule."""
     from onestep_theory.hermite.quadrature import gauss_hermite
-    from onestep_theory.srf.channel import general_hats, inner_rule
+    from onestep_theory.srf.single.channel import general_hats, inner_rule
 
     k, wk = gauss_hermite(24)
     k, wk = np.asarray(k, float), np.asarray(wk, float)
@@ -92,7 +92,7 @@ def test_user_hinge_channel_against_closed_form():
 
 def test_classification_loss_refuses_non_binary_teacher_at_once(monkeypatch):
     """sin is not a ±1 teacher: refused before (r, c, γ) or any saddle-point work is started."""
-    import onestep_theory.srf.solve as solve_mod
+    import onestep_theory.srf.single.solve as solve_mod
 
     def boom(*a, **k):
         raise AssertionError("work started before the teacher check")
@@ -122,7 +122,7 @@ def test_cli_refusals_one_line(capsys):
 def test_singular_jacobian_is_a_convergence_error(monkeypatch, bad):
     """srf/solve.py's chord-Newton inverse is guarded: a singular or non-finite I - J raises ConvergenceError
     (exit 3), never LinAlgError."""
-    import onestep_theory.srf.solve as solve_mod
+    import onestep_theory.srf.single.solve as solve_mod
     fake = np.eye(7) if bad == "singular" else np.full((7, 7), np.nan)
     monkeypatch.setattr(solve_mod, "jacobian", lambda *a, **k: fake)
     with pytest.raises(ConvergenceError, match="degenerate"):
@@ -158,7 +158,7 @@ def test_hinge_grid_and_simulation():
 
 def test_general_loss_solve_is_time_bounded(monkeypatch):
     """A general-loss solve stops at its time limit with ConvergenceError (exit 3), never runs on."""
-    import onestep_theory.srf.solve as solve_mod
+    import onestep_theory.srf.single.solve as solve_mod
     monkeypatch.setattr(solve_mod, "GENERAL_LIMIT", 0.0)
     with pytest.raises(ConvergenceError, match="time limit"):
         srf_solve("tanh", "sign", loss="hinge", **ISSUE)

@@ -11,9 +11,9 @@ import pathlib
 import pytest
 
 from onestep_theory.cli.main import main
-from onestep_theory.srf.network_map import network_gap, network_note
+from onestep_theory.srf.features.network_map import network_gap, network_note
 
-MAP = json.loads((pathlib.Path(__file__).parents[1] / "onestep_theory" / "srf" / "network_map.json").read_text())
+MAP = json.loads((pathlib.Path(__file__).parents[1] / "onestep_theory" / "srf" / "features" / "network_map.json").read_text())
 CASE_A = dict(alpha0="20", eta="3", alpha="3", beta="1", lam="1/10")
 
 

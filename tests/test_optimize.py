@@ -204,7 +204,7 @@ def test_tau_star_prints_eta_star(capsys):
 
 
 def test_bias_lower_bound_is_a_result_object():
-    from onestep_theory.srf.bounds import BiasBound, bias_lower_bound
+    from onestep_theory.srf.optimal.bounds import BiasBound, bias_lower_bound
 
     out = bias_lower_bound("x**3", "relu", r=1, c=1, gamma=1, bias_max=2)
     assert isinstance(out, BiasBound) and out.lower < out.lower_at_zero

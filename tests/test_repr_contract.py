@@ -208,7 +208,7 @@ def test_bounds_repr_against_a_solve_at_dps_plus_20(p0, dps):
 @pytest.mark.slow
 def test_tau_star_repr_erf_erf_closed_forms():
     """erf/erf: κ* = √2 and the kernel bound 2/π asin(1/2) − 1/π (docs/theory/srf-theory.md §9) on the repr."""
-    from onestep_theory.srf.taustar import tau_star
+    from onestep_theory.srf.optimal.taustar import tau_star
 
     t = tau_star("erf", "erf", dps=30)
     pr = printed(repr(t))

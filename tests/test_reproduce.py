@@ -25,8 +25,8 @@ from onestep_theory.simulate import sim_resolvent, sim_spectrum, sim_spike_model
 from onestep_theory.spikes import gains
 from onestep_theory.spikes.resolvent import resolvent
 from onestep_theory.srf import srf_solve
-from onestep_theory.srf.mapping import srf_params
-from onestep_theory.srf.spectrum import mean_spike, stieltjes
+from onestep_theory.srf.features.mapping import srf_params
+from onestep_theory.srf.spectral.spectrum import mean_spike, stieltjes
 
 SEED = 0
 SMOKE = SIZES["smoke"]

@@ -17,9 +17,9 @@ import pytest
 
 from onestep_theory.core.errors import InvalidParameterError
 from onestep_theory.srf import srf_solve
-from onestep_theory.srf.kappa import srf_setup
-from onestep_theory.srf.mapping import row_norm_params
-from onestep_theory.srf.saddle import MapOptions, fp_map
+from onestep_theory.srf.features.kappa import srf_setup
+from onestep_theory.srf.features.mapping import row_norm_params
+from onestep_theory.srf.single.saddle import MapOptions, fp_map
 
 CASE_A = dict(alpha0=20, eta=3, alpha=3, beta=1, lam="0.1")
 
@@ -107,7 +107,7 @@ def test_refusals(kw, match):
 
 
 def test_kinked_or_non_odd_student_refused():
-    from onestep_theory.srf.mapping import NonOddWarning
+    from onestep_theory.srf.features.mapping import NonOddWarning
 
     with pytest.raises(InvalidParameterError, match="twice-differentiable"):
         srf_solve("x + x*Abs(x)/4", "sin", **CASE_A, row_norms=True)
@@ -141,7 +141,7 @@ def test_explicit_heterogeneity_refusals(bad):
 def test_network_map_is_consistent():
     """Every entry of the shipped map: both theory values are the package's (float64 solve of the entry's
     setting), and the two gaps describe the same network mean."""
-    from onestep_theory.srf.network_map import _entries
+    from onestep_theory.srf.features.network_map import _entries
 
     entries = _entries()
     assert len(entries) >= 8
@@ -156,7 +156,7 @@ def test_network_map_is_consistent():
 
 @pytest.mark.slow      # default-suite budget: seven solves with the row-norm map, 7 s
 def test_srf_quotes_the_map():
-    from onestep_theory.srf.network_map import network_gap
+    from onestep_theory.srf.features.network_map import network_gap
 
     g = network_gap("tanh", "sin", alpha0="20", eta="3", alpha="3", beta="1", lam="1/10")
     assert g["match"] == "exact" and g["entry"]["setting"] == "case A"

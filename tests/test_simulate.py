@@ -19,8 +19,8 @@ from onestep_theory.simulate import (Ridge, sim_giant_step, sim_resolvent, sim_s
                                      sim_srf, sizes_spike, spawn)
 from onestep_theory.spikes.resolvent import resolvent
 from onestep_theory.srf import srf_solve
-from onestep_theory.srf.mapping import srf_params
-from onestep_theory.srf.spectrum import density, mean_spike
+from onestep_theory.srf.features.mapping import srf_params
+from onestep_theory.srf.spectral.spectrum import density, mean_spike
 
 from .conftest import run_cli
 

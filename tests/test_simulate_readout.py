@@ -19,8 +19,8 @@ from onestep_theory.cli import main
 from onestep_theory.cli.common import decimal_strings
 from onestep_theory.simulate import sample_bulks, sim_giant_step, sim_spectrum, sim_srf, spawn
 from onestep_theory.simulate.srf import srf_weights
-from onestep_theory.srf.mapping import srf_params
-from onestep_theory.srf.readout import readout
+from onestep_theory.srf.features.mapping import srf_params
+from onestep_theory.srf.grouped.readout import readout
 
 #: z-threshold of every statistical assertion in this file
 K = 4

@@ -10,11 +10,11 @@ import pytest
 from scipy.optimize import minimize_scalar
 
 from onestep_theory import ConvergenceError, HypothesisError, InvalidParameterError
-from onestep_theory.srf.bounds import best_linear, bounds
+from onestep_theory.srf.optimal.bounds import best_linear, bounds
 from onestep_theory.srf import cge_coeffs, cge_symbolic, smooth
-from onestep_theory.srf.mapping import NonOddWarning, srf_params
+from onestep_theory.srf.features.mapping import NonOddWarning, srf_params
 from onestep_theory.simulate import sim_giant_step, sim_spectrum, sim_srf
-from onestep_theory.srf.spectrum import mean_spike, stieltjes
+from onestep_theory.srf.spectral.spectrum import mean_spike, stieltjes
 from onestep_theory.simulate import empirical_spectrum
 from onestep_theory.srf import mp_integrals, mp_integrals_quad, srf_curve, srf_solve, srf_sweep
 

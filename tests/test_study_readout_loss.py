@@ -82,7 +82,7 @@ def test_cli_refuses_with_one_line(capsys):
 
 def test_study_srf_with_a_readout_uses_the_asymptotic_theory():
     """``study srf --readout``: direct K-group sRF tasks against the asymptotic K-group theory (§8.1)."""
-    from onestep_theory.srf.groups import srf_groups
+    from onestep_theory.srf.grouped.groups import srf_groups
 
     p = PROTOCOLS["srf"].check(dict(student="tanh", teacher="sin", alpha=2.0, beta=1.0, lam=0.1, r=1.1, c=1.02,
                                     gamma=0.97, readout="2:0.5,1:0.5"))

@@ -1,4 +1,4 @@
-"""[BES+22] τ* and κ* (eq. (5.1), Cor. 8; onestep_theory.srf.taustar, docs/theory/srf-theory.md §9).
+"""[BES+22] τ* and κ* (eq. (5.1), Cor. 8; onestep_theory.srf.optimal.taustar, docs/theory/srf-theory.md §9).
 
 References are independent of the package: closed forms (Cor. 8, the sign/erf smoothing, a sin student's
 g_κ = e^{-1/2} sin(κξ), ReLU's E relu(a+z) = aΦ(a) + φ(a)), nested scipy quadrature with scipy root finding,
@@ -16,8 +16,8 @@ import sympy as sp
 from scipy import integrate, optimize, special
 
 from onestep_theory.core.errors import ConvergenceError, InvalidParameterError
-from onestep_theory.srf.bounds import bounds
-from onestep_theory.srf.taustar import TauStar, tau_of_kappa, tau_star
+from onestep_theory.srf.optimal.bounds import bounds
+from onestep_theory.srf.optimal.taustar import TauStar, tau_of_kappa, tau_star
 
 
 # ----------------------------------------------------------------------------- independent float reference

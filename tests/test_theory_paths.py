@@ -628,7 +628,7 @@ def test_cge_refuses_nonpositive_c():
 @pytest.mark.parametrize("student,fn", [("relu", lambda t: max(t, 0.0)), ("3*erf(2*x)", lambda t: 3 * math.erf(2 * t))])
 def test_cge_symbolic_against_quadrature(student, fn):
     from onestep_theory.srf import cge_symbolic
-    from onestep_theory.srf.cge import KAPPA, C, R
+    from onestep_theory.srf.features.cge import KAPPA, C, R
 
     sym = cge_symbolic(student)
     for r, c, k in ((1.1, 0.8, 0.7), (0.4, 2.0, -1.3)):
@@ -705,7 +705,7 @@ def test_mapping_and_rcg_input_errors():
 def test_setup_with_a_kinked_teacher_hard_and_soft():
     from onestep_theory.hermite.activation import Activation
     from onestep_theory.srf import srf_setup
-    from onestep_theory.srf.kappa import kappa_features
+    from onestep_theory.srf.features.kappa import kappa_features
 
     s, t = Activation.from_any("erf(x)"), Activation.from_any("relu")
     hard, soft, hmax = kappa_features(s, t, 1.2, 1.5, 1.0)
@@ -971,7 +971,7 @@ def test_stieltjes_at_large_lambda():
 
 def test_spectrum_input_errors_and_non_convergence():
     from onestep_theory.srf import spectrum, stieltjes
-    from onestep_theory.srf.spectrum import MAX_GRID
+    from onestep_theory.srf.spectral.spectrum import MAX_GRID
 
     raises_param(InvalidParameterError, "c", lambda: spectrum("erf(x)", r=1, c=0, alpha=1, beta=1))
     raises_param(InvalidParameterError, "z", lambda: spectrum("erf(x)", xs=[1.0, np.nan], **SPEC))
@@ -1006,7 +1006,7 @@ class _Sol:
 def test_hybr_failure_falls_back_to_the_damped_fixed_point(monkeypatch, erf_ref):
     from onestep_theory.srf import srf_solve
 
-    solvers = sys.modules["onestep_theory.srf.solvers"]
+    solvers = sys.modules["onestep_theory.srf.single.solvers"]
     monkeypatch.setattr(solvers, "root", lambda fun, x0, **kw: _Sol(False, x0, 5))
     sol = srf_solve(*ERF, **KW)
     assert sol.status == "converged (damped fixed point)" and _agree(sol, erf_ref)
@@ -1018,9 +1018,9 @@ def test_hybr_trial_points_outside_the_domain(monkeypatch, erf_ref):
     """A trial point where the map raises gets the large residual; a 'successful' MINPACK point where the map
     raises is not accepted, and the damped fixed point takes over."""
     from onestep_theory.srf import srf_solve
-    from onestep_theory.srf.saddle import DomainError
+    from onestep_theory.srf.single.saddle import DomainError
 
-    solvers = sys.modules["onestep_theory.srf.solvers"]
+    solvers = sys.modules["onestep_theory.srf.single.solvers"]
     real_map = solvers.fp_map
 
     def guarded(x, S, o):
@@ -1046,7 +1046,7 @@ def test_hybr_trial_points_outside_the_domain(monkeypatch, erf_ref):
 def test_damped_iteration_stopped_early_then_hybr(monkeypatch, erf_ref):
     from onestep_theory.srf import srf_solve
 
-    solvers = sys.modules["onestep_theory.srf.solvers"]
+    solvers = sys.modules["onestep_theory.srf.single.solvers"]
     real_root = solvers.root
     calls = []
 
@@ -1063,9 +1063,9 @@ def test_damped_iteration_stopped_early_then_hybr(monkeypatch, erf_ref):
 
 def test_map_always_outside_the_domain_ends_in_convergence_error(monkeypatch):
     from onestep_theory.srf import srf_setup, srf_solve
-    from onestep_theory.srf.saddle import DomainError, MapOptions, fp_map
+    from onestep_theory.srf.single.saddle import DomainError, MapOptions, fp_map
 
-    saddle = sys.modules["onestep_theory.srf.saddle"]
+    saddle = sys.modules["onestep_theory.srf.single.saddle"]
     # a prior whose V1 makes the Sherman-Morrison denominator D = 1 - beta hatV1 V1 negative
     monkeypatch.setattr(saddle, "mp_integrals", lambda c, beta, lam, hV1, hV2, sqrt: (2 / (beta * hV1), 1, 1, 1, 1))
     S = srf_setup(*ERF, 1.0, 1.5, 0.5)
@@ -1082,7 +1082,7 @@ def test_lambda_continuation_when_hybr_and_the_damped_iteration_fail(monkeypatch
 
     kw = dict(KW, beta=2, lam=1e-3)
     ref = srf_solve(*ERF, **kw)
-    solvers = sys.modules["onestep_theory.srf.solvers"]
+    solvers = sys.modules["onestep_theory.srf.single.solvers"]
     real_root = solvers.root
     calls = []
 
@@ -1130,7 +1130,7 @@ def test_solve_refuses_a_tolerance_below_the_float_floor():
 def test_solve_when_the_kappa_rule_hits_its_node_limit(monkeypatch, erf_ref):
     from onestep_theory.srf import srf_solve
 
-    solve = sys.modules["onestep_theory.srf.solve"]
+    solve = sys.modules["onestep_theory.srf.single.solve"]
     real_setup = solve.srf_setup
 
     def limited(limit, param="quadrature"):

@@ -16,7 +16,7 @@ from onestep_theory.simulate import sim_srf
 from onestep_theory.simulate.ablation import build_variants, step_matrices
 from onestep_theory.simulate.base import Fn, fit_convex, sphere_rows, unit_vector
 from onestep_theory.srf import srf_params
-from onestep_theory.srf.losses import loss
+from onestep_theory.srf.loss.losses import loss
 
 CASE = dict(alpha0=20, eta=3, alpha=2, beta=1, lam=0.1)
 VARIANTS = ("network", "equal_norm", "srf")

@@ -1,5 +1,5 @@
 """Writes docs/studies/mechanism.md from the outputs of run_mechanism.sh (every number in its tables is copied by this
-script), and onestep_theory/srf/network_map.json, the map that `srf` quotes for the network use case.
+script), and onestep_theory/srf/features/network_map.json, the map that `srf` quotes for the network use case.
 
 Usage: python make_mechanism.py RUN_DIR docs/studies    (RUN_DIR: where run_mechanism.sh ran; the JSON outputs and the
 stores mechanism_*.sqlite).  The JSON outputs are copied next to the page; the stores are read for the per-task
@@ -13,7 +13,7 @@ import sqlite3
 import sys
 
 RUN, OUT = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-PKG = OUT.parents[1] / "onestep_theory" / "srf" / "network_map.json"
+PKG = OUT.parents[1] / "onestep_theory" / "srf" / "features" / "network_map.json"
 NAMES = {"srf": "sRF surrogate √ĉ W⁰ + 1Δ̄ᵀ", "ideal_spike": "spike independent of the bulk",
          "gaussian_bulk": "Gaussian bulk, same row covariance", "homogeneous": "equal spike and equal norm",
          "equal_spike": "equal spike component", "equal_norm": "equal row norms",
@@ -49,7 +49,7 @@ def predictions(params, spread):
     """network − variant predicted by the corrected theory (srf-theory.md §4.11), percent of Result 3.3, for the
     variants whose row norms it describes: none (k = s = 0), the network's (k, s), k alone, or a random spread."""
     from onestep_theory.srf import srf_params, srf_solve
-    from onestep_theory.srf.mapping import row_norm_params
+    from onestep_theory.srf.features.mapping import row_norm_params
 
     p = {k: str(v) for k, v in params.items()}
     m = srf_params(p["student"], p["teacher"], p["alpha0"], p["eta"], p.get("noise_var", "0"))
@@ -190,7 +190,7 @@ def corrected_theory(params):
 
 def predicted_slope(params):
     """k = 2 r E[sigma He3]/mu1 at Result 3.1's r (srf-theory.md §2, Row norms)."""
-    from onestep_theory.srf.mapping import row_norm_params, srf_params
+    from onestep_theory.srf.features.mapping import row_norm_params, srf_params
 
     p = {k: str(v) for k, v in params.items()}
     r = srf_params(p["student"], p["teacher"], p["alpha0"], p["eta"], p.get("noise_var", "0")).r
@@ -258,7 +258,7 @@ def main():
                                                  ("corrected equivalent features (§3)", "mechanism_cgep_het.json"),
                                                  ("uncorrected equivalent features (Result 3.2)", "mechanism_cgep.json")]))
     from onestep_theory.srf import srf_solve
-    from onestep_theory.srf.mapping import row_norm_params, srf_params
+    from onestep_theory.srf.features.mapping import row_norm_params, srf_params
 
     kw = dict(alpha0=20, eta=3, alpha=3, beta=1, lam="0.1")
     plain, corr = (float(srf_solve("tanh", "sin", **kw, row_norms=rn).test_error) for rn in (False, True))

@@ -361,7 +361,7 @@ def rcg_kw(args):
 
 def resolve_args(args):
     """(r, c, gamma, mapping) of a command's arguments (:func:`rcg_kw`), at its ``--dps`` if it has one."""
-    from ..srf.mapping import resolve_rcg
+    from ..srf.features.mapping import resolve_rcg
 
     kw = rcg_kw(args)
     return resolve_rcg(args.student, args.teacher, kw.get("r"), kw.get("c"), kw.get("gamma"), kw.get("alpha0"),

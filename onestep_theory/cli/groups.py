@@ -58,7 +58,7 @@ class _progress:
 
 def is_grouped(args) -> bool:
     """True when ``--readout`` is given and is not the uniform readout."""
-    from ..srf.readout import readout
+    from ..srf.grouped.readout import readout
 
     return getattr(args, "readout", None) is not None and not readout(args.readout).is_uniform
 
@@ -66,7 +66,7 @@ def is_grouped(args) -> bool:
 def run_srf_groups(args):
     from ..core.errors import InvalidParameterError
     from ..simulate import sample_bulks
-    from ..srf.groups import srf_groups
+    from ..srf.grouped.groups import srf_groups
 
     # the K-group solver has its own prior: refuse the single-group options instead of ignoring them
     finite = args.prior == "finite-w"
@@ -105,7 +105,7 @@ def run_srf_groups(args):
 
 
 def run_bounds_groups(args):
-    from ..srf.groupbounds import group_bounds
+    from ..srf.grouped.groupbounds import group_bounds
 
     kw = dict(c_formula=args.c_formula, strict_odd=not args.allow_non_odd, noise_var=args.noise_var)
     if args.optimize_eta:
@@ -132,14 +132,14 @@ def run_bounds_groups(args):
 def group_spikes(args, rr, cc) -> dict:
     """The up-to-K mean spikes (docs/theory/srf-theory.md §8) for ``spectrum --readout … --d D``, vouched
     (``to_dict``: every value to the digits its error vouches for)."""
-    from ..srf.groupbounds import group_mean_spikes
+    from ..srf.grouped.groupbounds import group_mean_spikes
 
     return group_mean_spikes(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha,
                              d=args.d).to_dict()
 
 
 def _run_tau_star(args):
-    from ..srf.taustar import tau_star
+    from ..srf.optimal.taustar import tau_star
 
     t = tau_star(args.student, args.teacher, dps=args.dps, kappa_max=args.kappa_max)
     d = t.to_dict()
@@ -178,7 +178,7 @@ def run_group_spectrum(args):
     import numpy as np
 
     from ..core.errors import InvalidParameterError
-    from ..srf.groupspectrum import group_spectrum
+    from ..srf.grouped.groupspectrum import group_spectrum
 
     if args.dps is not None:
         raise InvalidParameterError("--dps", args.dps, "not given with a grouped --readout (the K-group spectrum is "

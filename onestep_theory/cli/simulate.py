@@ -97,7 +97,7 @@ def _readout_theory(th, spec):
     """Theory column of giant-step: Result 3.1 for the uniform readout; per group of a finite-support readout
     (docs/theory/srf-theory.md §8 step map) r_j = |u_j| r, c_j = 1 + u_j^2 (c - 1), gamma_j = sign(u_j) gamma,
     keyed like the simulator's group diagnostics (the overall keys then have no column); none for a Gaussian one."""
-    from ..srf.readout import group_params, readout
+    from ..srf.grouped.readout import group_params, readout
 
     rd = readout(spec)
     if rd.is_uniform:
@@ -112,7 +112,7 @@ def _readout_theory(th, spec):
 
 
 def _run_giant(args):
-    from ..srf.mapping import srf_params
+    from ..srf.features.mapping import srf_params
     from ..simulate import sim_giant_step
 
     _ratios(args, need_alpha0=True)
@@ -130,7 +130,7 @@ def _run_giant(args):
 def _srf_rcg(args):
     """(r, c, γ) from --r --c --gamma, or from --alpha0/--n0 and --eta by Result 3.1 (one home: resolve_rcg)."""
     from ..core.errors import InvalidParameterError
-    from ..srf.mapping import resolve_rcg
+    from ..srf.features.mapping import resolve_rcg
 
     if args.n0 is not None:
         args.alpha0 = args.n0 / args.d

@@ -122,8 +122,8 @@ def _run_srf(args):
 
 def _network_note(args):
     """For the network use case ((alpha0, eta) given): how far the theory is known to be from the one-step network
-    where the map measured it, else "not measured near this setting" (docs/studies/mechanism.md; srf.network_map)."""
-    from ..srf.network_map import network_gap, network_note
+    where the map measured it, else "not measured near this setting" (docs/studies/mechanism.md; srf.features.network_map)."""
+    from ..srf.features.network_map import network_gap, network_note
 
     g = network_gap(args.student, args.teacher, alpha0=args.alpha0, eta=args.eta, alpha=args.alpha, beta=args.beta,
                     lam=args.lam, noise_var=args.noise_var, loss=getattr(args, "loss", None),
@@ -134,7 +134,7 @@ def _network_note(args):
 
 def _run_curve(args):
     from ..core.results import serialize, vouched
-    from ..srf.bounds import best_linear_checked
+    from ..srf.optimal.bounds import best_linear_checked
     from ..srf import srf_sweep
 
     from ..core.errors import InvalidParameterError
@@ -186,7 +186,7 @@ def _run_curve(args):
 
 
 def _run_bounds(args):
-    from ..srf.bounds import bounds
+    from ..srf.optimal.bounds import bounds
 
     if (is_grouped(args) or args.optimize_bias) and args.dps is not None:
         from ..core.errors import InvalidParameterError
@@ -242,7 +242,7 @@ def _flat_note(b, k):
 
 
 def _run_bias_bound(args):
-    from ..srf.bounds import bias_lower_bound
+    from ..srf.optimal.bounds import bias_lower_bound
 
     rr, cc, gg, _ = resolve_args(args)
     out = bias_lower_bound(args.student, args.teacher, r=rr, c=cc, gamma=gg, bias_max=args.bias_max)
@@ -259,7 +259,7 @@ def _run_spectrum(args):
     from ..core.results import vouched
     import numpy as np
 
-    from ..srf.spectrum import spectrum
+    from ..srf.spectral.spectrum import spectrum
 
     if is_grouped(args):
         return run_group_spectrum(args)
@@ -285,7 +285,7 @@ def _run_spectrum(args):
 
 
 def _run_mapping(args):
-    from ..srf.mapping import srf_params_checked
+    from ..srf.features.mapping import srf_params_checked
 
     p = srf_params_checked(args.student, args.teacher, args.alpha0, args.eta, args.noise_var, c_formula=args.c_formula,
                            dps=args.dps, strict_odd=not args.allow_non_odd)
@@ -301,7 +301,7 @@ def _run_mapping(args):
 
 def _run_cge(args):
     from ..core.results import vouch
-    from ..srf.cge import cge_values
+    from ..srf.features.cge import cge_values
 
     rr, cc, gg, mapping = resolve_args(args)
     v = cge_values(args.student, rr, cc, args.kappa, dps=args.dps)

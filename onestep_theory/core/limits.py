@@ -2,7 +2,7 @@
 argument checks read them without loading mpmath or the solvers).
 
 ``MAX_DPS``: most decimal digits of any mpmath/Arb evaluation (``core.precision``); ``MAX_SRF_DPS``: most digits of
-the sRF saddle point (``srf.solve``; its Arb rules grow with the digits, docs/theory/numerics.md §5);
+the sRF saddle point (``srf.single.solve``; its Arb rules grow with the digits, docs/theory/numerics.md §5);
 ``WORK_HEADROOM``: digits an inner evaluation may run above the digits asked at a public boundary (the guard
 digits, 10, plus the 10 of the refinement that estimates the error, plus 10 to spare), so that a user's
 ``dps = MAX_DPS`` is never refused by an inner check naming a ``dps`` the user did not type.

@@ -40,7 +40,7 @@ from ..hermite import Activation
 from ..spikes import CSTAR2, DM1, DM2, LAM, M1, M2, MAX_ELL, PHI, PSI, S2, cstar_symbols, delta_symbolic, gains
 from ..spikes import lambda_symbolic, resolvent
 from ..srf import bounds, srf_params_checked, srf_solve
-from ..srf.spectrum import stieltjes_checked
+from ..srf.spectral.spectrum import stieltjes_checked
 
 __all__ = ["Quantity", "QUANTITIES", "quantity_of", "symbols_of", "formula_names", "formula_tex", "closed_form",
            "constants", "evaluate", "Evaluation", "formula_value", "SRF_SYMBOLS"]

@@ -12,8 +12,8 @@ __all__ = ["exp_srf_curves", "exp_bounds", "exp_spectrum"]
 
 
 def exp_srf_curves(S, seed, out, plt, log):
-    from ..srf.bounds import best_linear
-    from ..srf.mapping import srf_params
+    from ..srf.optimal.bounds import best_linear
+    from ..srf.features.mapping import srf_params
     from ..simulate import sim_giant_step, sim_srf
     from ..srf import srf_curve
 
@@ -75,7 +75,7 @@ def exp_srf_curves(S, seed, out, plt, log):
 
 
 def exp_bounds(S, seed, out, plt, log):
-    from ..srf.bounds import bounds, best_linear
+    from ..srf.optimal.bounds import bounds, best_linear
     from ..srf import srf_solve
     from ..core.exact import binary_exact
 
@@ -124,9 +124,9 @@ def exp_bounds(S, seed, out, plt, log):
 
 
 def exp_spectrum(S, seed, out, plt, log):
-    from ..srf.mapping import srf_params
+    from ..srf.features.mapping import srf_params
     from ..simulate import sim_spectrum
-    from ..srf.spectrum import density, mean_spike, stieltjes
+    from ..srf.spectral.spectrum import density, mean_spike, stieltjes
 
     p = srf_params("tanh", "sin", 20, 3)
     r, c, g = p.floats()

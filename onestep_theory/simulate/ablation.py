@@ -70,7 +70,7 @@ import numpy as np
 
 from ..core.errors import InvalidParameterError
 from ..core.results import provenance
-from ..srf.cge import cge_coeffs
+from ..srf.features.cge import cge_coeffs
 from .memory import ablation_peak
 from .base import (Fn, SimulationResult, check_reps, collect, nonnegative, report_progress, sizes_srf,
                    spawn, sphere_rows, unit_vector)

@@ -25,7 +25,7 @@ from ..core.errors import InvalidParameterError
 from ..core.exact import float_in
 from ..hermite.activation import Activation
 from ..core.results import Result
-from ..srf.losses import loss as loss_of
+from ..srf.loss.losses import loss as loss_of
 from .memory import MEMORY_SHARE, available_memory, check_memory, elementwise_copies, spike_peak, srf_peak
 
 __all__ = ["Stat", "SimulationResult", "Ridge", "fit_convex", "readout_loss", "spawn", "sizes_spike", "sizes_srf", "available_memory", "check_memory",

@@ -3,7 +3,7 @@ r"""Direct sRF simulation with a trainable common first-layer bias (docs/theory/
 Features :math:`\sigma(XW^\top+b)` of the sRF weights of §10.1; the readout and b are trained jointly on the
 ridge objective (4): for each b the readout is the ridge solution, and b minimises the profiled objective
 :math:`\frac1n\min_a[\|y-\Phi_ba/\sqrt p\|^2+\lambda\|a\|^2]` over :math:`[-b_{\max},b_{\max}]` (13-point grid,
-then bounded Brent), the search :func:`onestep_theory.srf.bias.trained_bias` makes on the theory side.
+then bounded Brent), the search :func:`onestep_theory.srf.optimal.bias.trained_bias` makes on the theory side.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ r"""Simulation protocols of the spiked random-features theory [CPDKLZL24] (docs/
 * :func:`sample_bulks` — sampled bulks :math:`(W_0,v,\theta_\perp)` for the finite-W K-group theory (§8).
 
 Every protocol takes ``readout``, the law of :math:`u` in :math:`a^0=u/\sqrt p` (docs/theory/srf-theory.md §8;
-:func:`onestep_theory.srf.readout.readout` parses it): the uniform default reproduces the :math:`a^0=\mathbf 1/\sqrt p`
+:func:`onestep_theory.srf.grouped.readout.readout` parses it): the uniform default reproduces the :math:`a^0=\mathbf 1/\sqrt p`
 results bit for bit; a finite support assigns the groups in contiguous blocks (``group_index``).
 
 Theory modules never draw random numbers: every random object of the sRF model is drawn here.
@@ -22,9 +22,9 @@ import numpy as np
 
 from ..core.errors import InvalidParameterError
 from ..core.results import provenance
-from ..srf.priors import empirical_from_weights
-from ..srf.readout import group_index, group_params
-from ..srf.readout import readout as parse_readout
+from ..srf.single.priors import empirical_from_weights
+from ..srf.grouped.readout import group_index, group_params
+from ..srf.grouped.readout import readout as parse_readout
 from .memory import bulks_peak, srf_peak
 from .base import (Fn, Ridge, fit_convex, SimulationResult, check_memory, check_reps, collect, lam_grid, nonnegative, positive,
                    readout_loss, report_progress, sizes_srf, spawn, sphere_rows, test_mse, unit_vector)
@@ -408,6 +408,6 @@ def sim_spectrum(student, d, *, r, c, gamma=1.0, alpha, beta, lam=(0.1, 0.5, 1.0
 def empirical_spectrum(d, p, c, gamma, seed=0):
     r"""F1 weights (docs/theory/srf-theory.md §4.6) of a freshly sampled sRF bulk :math:`\tilde W=\sqrt cW_0` (unit
     rows), a uniform unit ``v`` and :math:`\theta=\gamma v+\rho\theta_\perp`, drawn as in :func:`sim_srf`; see
-    :func:`~onestep_theory.srf.priors.empirical_from_weights`."""
+    :func:`~onestep_theory.srf.single.priors.empirical_from_weights`."""
     Wt, v, _, theta = srf_weights(np.random.default_rng(seed), int(d), int(p), 0.0, float(c), float(gamma))
     return empirical_from_weights(Wt, v, theta)

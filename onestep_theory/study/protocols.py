@@ -94,7 +94,7 @@ class Protocol:
                                         f"{', '.join(self.optional) or 'none'}")
         out = {k: v for k, v in params.items() if v is not None}
         if "readout" in out:
-            from ..srf.readout import readout
+            from ..srf.grouped.readout import readout
 
             rd = readout(out["readout"])
             if rd.kind == "gaussian":
@@ -102,7 +102,7 @@ class Protocol:
                                             "'value:fraction,...' (the Gaussian readout has no d -> inf theory here)")
             out["readout"] = None if rd.is_uniform else rd.label
         if "loss" in out:
-            from ..srf.losses import loss
+            from ..srf.loss.losses import loss
 
             if not isinstance(out["loss"], str):
                 raise InvalidParameterError("loss", out["loss"], "a loss name (square, logistic, hinge) or an "
@@ -153,7 +153,7 @@ class Protocol:
             common = dict(alpha=repr(p["alpha"]), beta=repr(p["beta"]), lam=repr(p["lam"]),
                           noise_var=repr(p.get("noise_var", 0.0)), **extra)
             if _grouped(p):
-                from ..srf.groups import srf_groups
+                from ..srf.grouped.groups import srf_groups
 
                 sol = srf_groups(p["student"], p["teacher"], readout_spec=p["readout"], **common)
                 return float(sol.test_error), float(sol.errors["test_error"])
@@ -210,7 +210,7 @@ def cge_functions(student, r, c):
     ``cge_curvature``, each evaluated once per κ array (the simulator asks for all four on the same batch)."""
     import numpy as np
 
-    from ..srf.cge import cge_coeffs, cge_curvature
+    from ..srf.features.cge import cge_coeffs, cge_curvature
 
     last = {}
 

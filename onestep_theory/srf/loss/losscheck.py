@@ -1,0 +1,216 @@
+r"""Entry checks of a readout loss (docs/theory/srf-theory.md §13): what the general channel of §4.9 needs.
+
+A user loss :math:`\ell(y,\hat y)` is refused, with one line naming what fails, unless on the labels it will
+meet (a default set, then the teacher's values):
+
+* it depends on :math:`\hat y` (a constant loss leaves the readout to the ridge alone: no channel);
+* it and its :math:`\hat y`-derivative are finite float64 numbers for :math:`|\hat y|\le 10` (the general
+  channel is float64; NaN or overflow there would poison the averages);
+* it is convex in :math:`\hat y` — symbolically where SymPy decides the sign of :math:`\partial^2_{\hat y}\ell`,
+  otherwise numerically: the second differences on uniform grids (:math:`h=10^{-2}` on :math:`[-10,10]`,
+  :math:`h=10^{-5}` near 0, :math:`h=0.2` on :math:`[-200,200]` where finite) must not be negative beyond
+  rounding (:math:`64\epsilon` times the sum of the magnitudes entering them);
+* it is bounded below in :math:`\hat y`: an outward slope at :math:`|\hat y|\sim10^5`–:math:`10^7` that stays
+  negative (does not decay by half over a decade) means :math:`\ell\to-\infty`; the mean overlap m is unpenalised
+  in the limit (§4.4), so no saddle point exists.
+
+Its proximal map is then computable for every (y, ω, V): the root of the increasing
+:math:`x-\omega+V\ell'(y,x)` lies between ω and :math:`\omega-V\ell'(y,\omega)` (:mod:`~onestep_theory.srf.loss.losses`).
+A classification loss (hinge, logistic) needs a teacher whose labels are ±1 (:func:`check_teacher`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from ...core.errors import InvalidParameterError
+
+__all__ = ["LABELS_DEFAULT", "LABELS_CLASSIFY", "derivatives", "kink_points", "vector_fn", "precheck", "check_loss",
+           "check_teacher", "teacher_labels"]
+
+#: labels the checks use before the teacher is known (the teacher's own values are checked by srf_solve)
+LABELS_DEFAULT = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
+LABELS_CLASSIFY = (-1.0, 1.0)
+_KINKED = (sp.Abs, sp.Max, sp.Min, sp.Heaviside, sp.sign, sp.Piecewise, sp.floor, sp.ceiling, sp.frac,
+           sp.DiracDelta)
+_EPS = 2.0 ** -52
+_GRIDS = (np.linspace(-10, 10, 2001), np.linspace(-1e-2, 1e-2, 2001), np.linspace(-200, 200, 2001))
+
+
+def derivatives(e, y, yh):
+    """``(ℓ', ℓ'', smooth)`` in ŷ; Dirac deltas of a kinked loss are dropped (the prox never uses ℓ'' across a kink)."""
+    d1 = sp.diff(e, yh)
+    d2 = sp.diff(d1, yh)
+    smooth = not any(e.has(f) or d1.has(f) for f in _KINKED)
+    if not smooth:
+        d1, d2 = (d.replace(sp.DiracDelta, lambda *a: sp.S.Zero) for d in (d1, d2))
+    return d1, d2, smooth
+
+
+def kink_points(e, y, yh, limit=8):
+    r"""The ŷ-positions :math:`b(y)` where a kinked loss may jump in slope: the zeros in ŷ of the arguments of
+    Abs, sign, Heaviside, of the differences of Max/Min arguments and of Piecewise conditions, where SymPy
+    solves them (polynomials of degree <= 2 in ŷ, real solutions; at most ``limit``).  Kinks it cannot solve are
+    still handled by the prox's bisection, only slower."""
+    import itertools
+    args = [a.args[0] for a in e.atoms(sp.Abs, sp.sign, sp.Heaviside)]
+    args += [p - q for a in e.atoms(sp.Max, sp.Min) for p, q in itertools.combinations(a.args, 2)]
+    args += [c.lhs - c.rhs for a in e.atoms(sp.Piecewise) for _, c in a.args if isinstance(c, sp.core.relational.Relational)]
+    out = []
+    for a in args:
+        if not a.has(yh) or a.has(*_KINKED) or not a.is_polynomial(yh) or sp.degree(a, yh) > 2:
+            continue
+        for sol in sp.solve(a, yh):
+            if sol.is_real is not False and not sol.has(sp.I) and sol not in out:
+                out.append(sol)
+    return tuple(out[:limit])
+
+
+def vector_fn(expr, y, yh):
+    """A float64 callable of (y, ŷ) that broadcasts (a constant derivative becomes an array of that constant)."""
+    f = sp.lambdify((y, yh), expr, "numpy")
+
+    def fn(yv, xv):
+        with np.errstate(all="ignore"):
+            v = np.asarray(f(yv, xv), dtype=float)
+        return np.broadcast_to(v, np.broadcast(np.asarray(yv), np.asarray(xv)).shape)
+    return fn
+
+
+def _refuse(L, why):
+    raise InvalidParameterError("loss", L.name, "a convex loss in yhat, bounded below, finite in float64", why)
+
+
+def _evaluate(L, fn, yv, xv):
+    try:
+        return np.asarray(fn(yv, xv), dtype=float)
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError, AttributeError, NameError) as exc:
+        _refuse(L, f"cannot be evaluated in float64: {type(exc).__name__}: {exc}".split("\n")[0][:160])
+
+
+def precheck(e, name):
+    """The symbolic conditions, before anything is compiled: no complex or infinite constant, depends on ŷ."""
+    why = ("it contains a complex or infinite constant" if e.has(sp.I, sp.nan, sp.zoo, sp.oo, -sp.oo) else
+           "it does not depend on yhat" if not any(s.name == "yhat" for s in e.free_symbols) else None)
+    if why:
+        raise InvalidParameterError("loss", name, "a convex loss in yhat, bounded below, finite in float64", why)
+
+
+def check_loss(L, labels):
+    """Refuse the loss ``L`` (``value``, ``d1``, ``expr``) unless it meets the module's conditions on ``labels``.
+
+    >>> from onestep_theory.srf.loss.losses import loss
+    >>> for spec in ("-yhat**2", "yhat", "y**2", "sqrt(yhat)"):
+    ...     try:
+    ...         loss(spec)
+    ...     except InvalidParameterError as exc:
+    ...         print(exc.detail[:60])
+    not convex in yhat: its second derivative -2 is negative
+    unbounded below in yhat: at y=-2 it keeps decreasing as yhat
+    it does not depend on yhat
+    its value is nan at y=-2, yhat=-10 (the general channel work
+    >>> loss("Abs(y - yhat)").smooth        # kinked, accepted: its prox is computed without a second derivative
+    False
+    """
+    if L.expr is not None:
+        precheck(L.expr, L.name)
+    ys = np.asarray(labels, float)[:, None]
+    x = _GRIDS[0][None, :]
+    f, g = _evaluate(L, L.value, ys, x), _evaluate(L, L.d1, ys, x)
+    bad = ~(np.isfinite(f) & np.isfinite(g))
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        what = "value" if not np.isfinite(f[i, j]) else "yhat-derivative"
+        _refuse(L, f"its {what} is {f[i, j] if what == 'value' else g[i, j]} at y={ys[i, 0]:g}, yhat={x[0, j]:g} "
+                   "(the general channel works in float64 for |yhat| <= 10)")
+    if np.all(np.ptp(f, axis=1) <= 1e-14 * (1 + np.max(np.abs(f), axis=1))) and np.all(g == 0):
+        _refuse(L, "it is constant in yhat (does not depend on yhat)")
+    _check_convex(L, ys)
+    _check_bounded(L, ys)
+
+
+def _check_convex(L, ys):
+    if L.expr is not None and L.smooth:
+        d2 = sp.diff(L.expr, sp.Symbol("yhat", real=True), 2)
+        if d2.is_nonnegative:
+            return
+        if d2.is_nonnegative is False:
+            _refuse(L, f"not convex in yhat: its second derivative {d2} is negative")
+    for x in _GRIDS:
+        f = _evaluate(L, L.value, ys, x[None, :])
+        a, b, c = f[:, :-2], f[:, 1:-1], f[:, 2:]
+        with np.errstate(invalid="ignore"):
+            dd = a - 2 * b + c
+            # rounding of the values and of the grid points (an error eps|x| in x moves f by eps|x||f'|)
+            tol = 64 * _EPS * (np.abs(a) + 2 * np.abs(b) + np.abs(c)
+                               + 4 * (1 + np.abs(x[1:-1])) * np.abs(c - a) / (2 * (x[1] - x[0])))
+            tol = tol + 16 * _EPS * np.nanmax(np.where(np.isfinite(f), np.abs(f), 0), axis=1, keepdims=True) + 1e-300
+            neg = np.isfinite(dd) & (dd < -tol)
+        if neg.any():
+            i, j = np.argwhere(neg)[0]
+            _refuse(L, f"not convex in yhat: second difference {dd[i, j]:.3g} < 0 at y={ys[i, 0]:g}, "
+                       f"yhat={x[j + 1]:.6g} (step {x[1] - x[0]:.1e})")
+
+
+def _check_bounded(L, ys):
+    far = None
+    if L.expr is not None:               # far out in mpmath: log(1 + exp(yhat)) - 2*yhat overflows in float64
+        import mpmath
+        fm = sp.lambdify((sp.Symbol("y", real=True), sp.Symbol("yhat", real=True)), L.expr, "mpmath")
+
+        def far(yv, xv):
+            out = np.empty(np.broadcast(yv, xv).shape)
+            for idx, (a, b) in enumerate(np.broadcast(yv, xv)):
+                try:
+                    v = mpmath.mpf(fm(mpmath.mpf(float(a)), mpmath.mpf(float(b))))
+                    out.flat[idx] = float(v) if abs(v) < 1e300 else math.copysign(math.inf, v)
+                except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+                    out.flat[idx] = math.nan
+            return out
+    for sgn in (1.0, -1.0):
+        xs = sgn * np.array([1e5, 1e6, 1e7])
+        f = _evaluate(L, far or L.value, ys, xs[None, :])
+        with np.errstate(invalid="ignore", over="ignore"):
+            s1 = (f[:, 1] - f[:, 0]) / 9e5
+            s2 = (f[:, 2] - f[:, 1]) / 9e6
+            down = (f[:, 2] == -np.inf) | (np.isfinite(s1) & np.isfinite(s2) & (s2 < 0) & (s2 <= 0.5 * s1)
+                                          & (s2 < -64 * _EPS * np.abs(f[:, 2]) / 9e6))
+        if down.any():
+            i = int(np.argmax(down))
+            _refuse(L, f"unbounded below in yhat: at y={ys[i, 0]:g} it keeps decreasing as yhat -> "
+                       f"{'+' if sgn > 0 else '-'}inf (slope {s2[i]:.3g}); the mean overlap m is unpenalised in the "
+                       "limit, so there is no saddle point")
+
+
+def teacher_labels(act, limit=41):
+    """The teacher's values on a grid of [-8, 8] and beside its kinks: the labels the loss will meet (at most
+    ``limit`` of them, evenly spread over the sorted distinct values, the extremes kept)."""
+    from ...hermite.expressions import breakpoints
+    f = act.numpy()
+    kinks = [float(b) for b in breakpoints(act.expr) if abs(float(b)) < 8]
+    grid = np.linspace(-8, 8, 1601)
+    grid = grid[np.all(np.abs(grid[:, None] - np.array(kinks + [np.inf])[None, :]) > 1e-9, axis=1)]
+    xs = np.concatenate([grid] + [np.array([b - 1e-9, b + 1e-9]) for b in kinks])   # a kink itself has measure 0
+    with np.errstate(all="ignore"):
+        v = np.asarray(f(xs), dtype=float)
+    v = np.broadcast_to(v, xs.shape)
+    if not np.all(np.isfinite(v)):
+        raise InvalidParameterError("teacher", act.name, "finite labels", "it is not finite on [-8, 8]")
+    u = np.unique(np.round(v, 12))
+    return u if u.size <= limit else u[np.unique(np.linspace(0, u.size - 1, limit).round().astype(int))]
+
+
+def check_teacher(L, act):
+    """Refuse at once a classification loss whose teacher's labels are not ±1 (checked on
+    :func:`teacher_labels`), and check a user loss on the teacher's own labels."""
+    ys = teacher_labels(act)
+    if L.classification:
+        off = ys[np.abs(np.abs(ys) - 1) > 1e-12]
+        if off.size:
+            raise InvalidParameterError("teacher", act.name, f"labels +-1 for the {L.name} loss (e.g. sign)",
+                                        f"it takes the value {off[np.argmax(np.abs(np.abs(off) - 1))]:.12g}")
+    if L.expr is not None:
+        check_loss(L, ys)

@@ -1,0 +1,40 @@
+"""Learning curves and parameter sweeps of the sRF saddle point, warm-started (docs/theory/numerics.md §4)."""
+
+from __future__ import annotations
+
+from ...core.errors import InvalidParameterError
+from .solve import srf_solve
+
+__all__ = ["srf_curve", "srf_sweep", "SWEEPABLE"]
+
+def srf_curve(student, teacher, alphas, **kw) -> list:
+    r"""Learning curve over α with warm starts (docs/theory/numerics.md §4 'Continuation'); returns a list of
+    :class:`SRFSolution`.  The κ-node setups are cached, so the whole curve shares them."""
+    return srf_sweep(student, teacher, "alpha", alphas, **kw)
+
+
+SWEEPABLE = ("alpha", "beta", "lam", "eta", "alpha0", "noise_var")
+
+
+def srf_sweep(student, teacher, param: str, values, **fixed) -> list:
+    r"""Sweep one parameter (``alpha``, ``beta``, ``lam``, ``eta``, ``alpha0`` or ``noise_var``) with warm starts.
+
+    (r, c, γ) are resolved once while they stay fixed (α, β, λ sweeps); sweeping η̃, α0 or the
+    label noise changes them through Result 3.1 at every point.  For a decreasing λ sweep the warm
+    start acts as the continuation of docs/theory/numerics.md §4.  Returns a list of :class:`SRFSolution`.
+    """
+    if param not in SWEEPABLE:
+        raise InvalidParameterError("param", param, f"one of {', '.join(SWEEPABLE)}")
+    fixed = dict(fixed)
+    fixed.pop(param, None)
+    # (r, c, gamma) from (alpha0, eta) are resolved inside srf_solve at every point: resolve_rcg caches the
+    # mapping, so an alpha, beta or lam sweep computes it once, and every solution reports it with its errors
+    out = []
+    init = None
+    for v in values:
+        kw = dict(fixed)
+        kw[param] = repr(float(v)) if isinstance(v, float) else v
+        sol = srf_solve(student, teacher, init=init, **kw)
+        out.append(sol)
+        init = tuple(float(x) for x in sol.state())
+    return out
