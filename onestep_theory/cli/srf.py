@@ -122,7 +122,8 @@ def _run_srf(args):
 
 def _network_note(args):
     """For the network use case ((alpha0, eta) given): how far the theory is known to be from the one-step network
-    where the map measured it, else "not measured near this setting" (docs/studies/mechanism.md; srf.features.network_map)."""
+    where the map measured it, else "not measured near this setting" (docs/studies/mechanism.md;
+    srf.features.network_map)."""
     from ..srf.features.network_map import network_gap, network_note
 
     g = network_gap(args.student, args.teacher, alpha0=args.alpha0, eta=args.eta, alpha=args.alpha, beta=args.beta,

@@ -1,9 +1,10 @@
 r"""The channel side of the K-group saddle point (docs/theory/srf-theory.md §8): the state packing, the hats,
 the mean overlaps and the test error (25) with the group sums — shared by the asymptotic prior
-(:mod:`~onestep_theory.srf.grouped.groupprior`) and the finite-W prior on sampled bulks (:mod:`~onestep_theory.srf.grouped.groups`).
+(:mod:`~onestep_theory.srf.grouped.groupprior`) and the finite-W prior on sampled bulks
+(:mod:`~onestep_theory.srf.grouped.groups`).
 
-The same code runs on float64 arrays and on numpy object arrays of mpf (a :class:`~onestep_theory.srf.features.kappa.GroupSetup`
-built with ``dps``).
+The same code runs on float64 arrays and on numpy object arrays of mpf (a
+:class:`~onestep_theory.srf.features.kappa.GroupSetup` built with ``dps``).
 
 References
 ----------

@@ -237,7 +237,8 @@ def group_spectrum(student, *, readout_spec, r, c, alpha, beta, xs=None, lams=("
     :math:`(r\varsigma_j, c_j)`, docs/theory/srf-theory.md §8, §8.1): the density on ``xs`` (default 100 points up
     to four times the largest group's MP edge) by :func:`group_density`, and :math:`g(-\lambda)=\sum_jV_{2,j}` at
     each λ (error: change under the refined κ-rule plus the Newton step), float64.  The atom at 0 is
-    :math:`(1-\alpha/\beta)_+`; the mean spikes are :func:`~onestep_theory.srf.grouped.groupbounds.group_mean_spikes`."""
+    :math:`(1-\alpha/\beta)_+`; the mean spikes are
+    :func:`~onestep_theory.srf.grouped.groupbounds.group_mean_spikes`."""
     rd = readout(readout_spec)
     if rd.kind != "finite":
         raise InvalidParameterError("readout", rd.label, "a finite support ('value:fraction,...')")

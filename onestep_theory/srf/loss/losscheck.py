@@ -15,7 +15,8 @@ meet (a default set, then the teacher's values):
   in the limit (§4.4), so no saddle point exists.
 
 Its proximal map is then computable for every (y, ω, V): the root of the increasing
-:math:`x-\omega+V\ell'(y,x)` lies between ω and :math:`\omega-V\ell'(y,\omega)` (:mod:`~onestep_theory.srf.loss.losses`).
+:math:`x-\omega+V\ell'(y,x)` lies between ω and :math:`\omega-V\ell'(y,\omega)`
+(:mod:`~onestep_theory.srf.loss.losses`).
 A classification loss (hinge, logistic) needs a teacher whose labels are ±1 (:func:`check_teacher`).
 """
 

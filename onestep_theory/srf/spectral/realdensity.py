@@ -1,6 +1,7 @@
 r"""The density of :math:`A=\Phi^\top\Phi/p` ((189)–(190) of [CPDKLZL24] App. F) on the real axis at given points,
 the edges of its support and their errors, in float64 and at ``dps`` digits (docs/theory/srf-theory.md §7.1): the
-driver of the solvers of :mod:`onestep_theory.srf.spectral.realaxis` on two κ-rules (the refinement that measures the error).
+driver of the solvers of :mod:`onestep_theory.srf.spectral.realaxis` on two κ-rules (the refinement that measures the
+error).
 """
 
 from __future__ import annotations
