@@ -2,6 +2,7 @@
 names of another module, no module does two jobs by size, and theory modules draw no random numbers."""
 
 import ast
+import functools
 import pathlib
 import re
 
@@ -190,8 +191,9 @@ def _edges(path):
                     yield node.lineno, up
 
 
+@functools.lru_cache(maxsize=1)
 def _graph() -> dict:
-    return {m: {t for _, t in _edges(p)} for m, p in MODULES.items()}
+    return {m: frozenset(t for _, t in _edges(p)) for m, p in MODULES.items()}
 
 
 def _cycles(graph: dict) -> list:
