@@ -18,7 +18,7 @@ room          level  what it holds                                              
 ============  =====  =====================================================================  ==================
 
 The public names below are those of the rooms.  The module paths before the rooms (``onestep_theory.srf.kgroup``,
-…) still import, for one release, through one mechanism: :data:`MOVED` and the import hook :class:`_OldPaths`,
+…) still import, for one release, through one mechanism: the table ``MOVED`` and its import hook ``_OldPaths``,
 with a :class:`DeprecationWarning` naming the new path.
 """
 
