@@ -24,7 +24,7 @@ from onestep_theory.core.errors import InvalidParameterError
 from onestep_theory.quantities import check
 
 pytest.importorskip("antlr4")
-from onestep_theory.quantities.tex import equation_target, read_equations  # noqa: E402
+from onestep_theory.quantities.latex.tex import equation_target, read_equations  # noqa: E402
 
 SRF = dict(student="tanh", teacher="sin", n=4)
 SPIKE = dict(student="He1 + He2/3 + He3/5", teacher="He1 + He2/sqrt(2) + He3/sqrt(6)", n=4)

@@ -29,7 +29,7 @@ from onestep_theory.quantities.registry import QUANTITIES, closed_form, symbols_
 
 pytest.importorskip("antlr4")
 pytest.importorskip("pylatexenc")
-from onestep_theory.quantities.paperreport import check_paper  # noqa: E402
+from onestep_theory.quantities.latex.paperreport import check_paper  # noqa: E402
 
 PAPERS = pathlib.Path(__file__).resolve().parent / "data" / "papers"
 SPECS = {name: json.loads((PAPERS / f"{name}.json").read_text()) for name in ("spike_moniri23", "srf_cui24")}

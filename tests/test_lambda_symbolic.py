@@ -224,7 +224,7 @@ def test_latex_parses_back():
     parser alone reads \\phi(...) as a function call) is Lambda_2 exactly."""
     pytest.importorskip("antlr4")
     from onestep_theory.quantities import symbols_of
-    from onestep_theory.quantities.tex import read_latex
+    from onestep_theory.quantities.latex.tex import read_latex
     from onestep_theory.core.syntax import parse_text
 
     for ell in (1, 2, 3):

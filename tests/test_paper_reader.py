@@ -1,4 +1,4 @@
-r"""The document reader of check-paper (onestep_theory.quantities.paper.read_paper): every display environment,
+r"""The document reader of check-paper (onestep_theory.quantities.latex.paper.read_paper): every display environment,
 rows and continued rows, labels, tags and lines, comments, macros (nested, redefined, recursive, with arguments),
 hostile TeX (never run, never a hang), and whole documents fuzzed — against documents whose equations, lines and
 labels the test itself knows (it wrote them)."""
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 pytest.importorskip("pylatexenc")
 
 from onestep_theory.core.errors import InvalidParameterError  # noqa: E402
-from onestep_theory.quantities.paper import (INSTALL, MAX_DISPLAYS, MAX_MACRO_DEPTH, MAX_PAPER_CHARS,  # noqa: E402
+from onestep_theory.quantities.latex.paper import (INSTALL, MAX_DISPLAYS, MAX_MACRO_DEPTH, MAX_PAPER_CHARS,  # noqa: E402
                                              Display, Paper, read_paper)
 
 

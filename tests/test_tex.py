@@ -20,7 +20,7 @@ from onestep_theory.quantities import check, sweep, symbols_of
 from onestep_theory.quantities.registry import formula_tex
 
 pytest.importorskip("antlr4")
-from onestep_theory.quantities.tex import INSTALL, read_latex  # noqa: E402
+from onestep_theory.quantities.latex.tex import INSTALL, read_latex  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CORPUS = json.loads((ROOT / "tests" / "data" / "latex_corpus.json").read_text())

@@ -48,7 +48,7 @@ def _family_of(command, tokens, source=None):
     if FAMILY[command] is not None:
         return FAMILY[command]
     from ..quantities import quantity_of
-    from ..quantities.textables import FAMILY_OF
+    from ..quantities.latex.textables import FAMILY_OF
 
     if command == "check" and "--against" not in tokens[:-1] and source in FAMILY_OF:
         return FAMILY_OF[source]              # the left-hand side names the quantity: the table's family

@@ -52,7 +52,7 @@ def _pairs(items, flag, what) -> dict:
 
 def _check_paper(args):
     from ..core.errors import InvalidParameterError
-    from ..quantities.paperreport import check_paper
+    from ..quantities.latex.paperreport import check_paper
 
     if not os.path.isfile(args.paper):
         raise InvalidParameterError("paper", args.paper, "a TeX file that exists")

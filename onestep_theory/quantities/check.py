@@ -159,7 +159,7 @@ def check(formula: str | None = None, against: str | None = None, *, student, te
         family = q.family
         jobs.append((None, None, formula, "=", None))
     else:
-        from .tex import read_equations
+        from .latex.tex import read_equations
 
         eqs = read_equations(latex, q.family if q else None, convention, symbols, ell=ell, against=against)
         family = eqs[0].family

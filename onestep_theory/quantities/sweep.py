@@ -135,7 +135,7 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
     if formula is not None and latex is not None:
         raise InvalidParameterError("formula", formula, "either a formula or latex=, not both")
     if latex is not None:
-        from .tex import read_equations
+        from .latex.tex import read_equations
 
         eqs = read_equations(latex, q.family, convention, symbols, against=quantity)
         if len(eqs) != 1 or len(eqs[0].rights) != 1:

@@ -1,6 +1,6 @@
 r"""What the TeX names of each paper mean: one symbol table per convention (docs/theory/checking.md §7).
 
-A formula pasted as LaTeX (:mod:`onestep_theory.quantities.tex`) names its symbols the way its paper does.  The
+A formula pasted as LaTeX (:mod:`onestep_theory.quantities.latex.tex`) names its symbols the way its paper does.  The
 table of the paper's convention (the conventions of ``convert``, docs/theory/conventions.md §1) says what every name
 means, as an expression in two vocabularies:
 
@@ -165,7 +165,7 @@ FAMILY_OF = {"moniri23": "spike", "cui24": "srf", "dandi24": "srf", "ba22": "srf
 
 def table(convention: str) -> tuple:
     """The entries of ``convention`` (a clear error for an unknown convention)."""
-    from ..core.errors import InvalidParameterError
+    from ...core.errors import InvalidParameterError
 
     if convention not in TABLES:
         raise InvalidParameterError("convention", convention, " or ".join(TABLES))

@@ -3,8 +3,8 @@ r"""A displayed equation as a paper prints it, split into what ``check`` compare
 A display holds one or more equations (``\Delta_1=…,\qquad\Delta_2=…``), each a chain of sides joined by relations
 (``\mathcal L_{\rm tr}(\mathbf F_0)\to\lambda[…]=\lambda\tfrac\psi\phi[…]``), perhaps ending in a sign claim
 (``\to\Delta_\ell\ge0``) and a remark (``\quad(\text{needs }c_2\ne0)``).  This module finds those pieces on the token
-list of :func:`~onestep_theory.quantities.texlex.tokens`; it reads no name (that is
-:mod:`~onestep_theory.quantities.tex`'s work):
+list of :func:`~onestep_theory.quantities.latex.texlex.tokens`; it reads no name (that is
+:mod:`~onestep_theory.quantities.latex.tex`'s work):
 
 * **relations** ``=``; ``:=``, ``\coloneqq``, ``\equiv``, ``\triangleq``, ``\stackrel{\rm def}{=}`` (a definition,
   checked as ``=``); ``=:`` and ``\eqqcolon`` (the right side is defined: the sides swap); ``\approx \simeq``

@@ -8,7 +8,7 @@ in front of it that makes a pasted formula mean what its paper means:
    brackets, decimal literals (read exactly: ``0.1`` is 1/10) and the left-hand side ``\Delta_1 =`` are taken care of.
 2. **Name.** Every name — a letter or Greek command with its decorations (``\tilde \hat \check \bar``), subscript
    and star (``^\star ^{\star} _\star ^* ^{\star 2}``) — is looked up whole in the symbol table of the paper's
-   convention (:mod:`onestep_theory.quantities.textables`) and replaced by a placeholder, so ``\phi(…)`` is a
+   convention (:mod:`onestep_theory.quantities.latex.textables`) and replaced by a placeholder, so ``\phi(…)`` is a
    product, ``\mu_1^{\star 2}`` is the square of μ1⋆ and ``\tilde\eta`` is one symbol.  λ-derivatives
    (``\frac{\partial m_2}{\partial\lambda}``, ``\partial_\lambda m_2``, ``m_2'``, ``\frac{d m_2}{d\lambda}``) are
    names of their own.  A name outside the table is an error naming it and listing the table.
@@ -32,9 +32,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ..core.conventions import NATIVE
-from ..core.errors import InvalidParameterError
-from ..core.syntax import MAX_EXPR_CHARS, MAX_EXPR_DEPTH
+from ...core.conventions import NATIVE
+from ...core.errors import InvalidParameterError
+from ...core.syntax import MAX_EXPR_CHARS, MAX_EXPR_DEPTH
 from .textables import FAMILY_OF
 from .texlex import TexError, join_tokens, tokens
 from .texnames import entry_key

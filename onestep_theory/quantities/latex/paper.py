@@ -43,8 +43,8 @@ import bisect
 import dataclasses
 import re
 
-from ..core.errors import InvalidParameterError
-from ..core.results import Result, provenance
+from ...core.errors import InvalidParameterError
+from ...core.results import Result, provenance
 from .paperlex import (CONTROL, DEFINE, FORBID, FORBIDDEN, KEPT, PARAGRAPH, TOKEN, mask, opt_arg,
                        split_rows, tex_arg, unreadable)
 

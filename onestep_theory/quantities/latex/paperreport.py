@@ -1,7 +1,7 @@
 r"""A whole paper checked at once: every displayed equation whose left-hand side names a quantity, one report
 (docs/theory/checking.md §8).
 
-:func:`check_paper` reads the displays (:func:`~onestep_theory.quantities.paper.read_paper`) and checks each one
+:func:`check_paper` reads the displays (:func:`~onestep_theory.quantities.latex.paper.read_paper`) and checks each one
 with :func:`~onestep_theory.quantities.check.check` (``latex=``) against the quantity its left-hand side names
 (``\Delta_2 =``, ``r :=``), or the one ``mapping`` gives for its label (a readable left-hand side is then checked as
 written, ``\gamma^2 = …``; one outside the table is taken to be the quantity, and the report says so).  Every other
@@ -21,8 +21,8 @@ import os
 import re
 import warnings
 
-from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError, ResourceError
-from ..core.results import Result, provenance
+from ...core.errors import ConvergenceError, InvalidParameterError, OnestepError, ResourceError
+from ...core.results import Result, provenance
 
 __all__ = ["PaperCheck", "check_paper", "MAX_POINTS"]
 
@@ -223,10 +223,10 @@ def check_paper(text_or_path, *, convention: str, student, teacher=None, symbols
     >>> [(r["label"], r["quantity"], r["status"]) for r in res.rows], res.exit_code
     ([('eq:d1', 'delta_1', 'identical')], 0)
     """
-    from ..hermite import Activation
-    from .check import MAX_CHECK_DPS
+    from ...hermite import Activation
+    from ..check import MAX_CHECK_DPS
     from .paper import read_paper
-    from .registry import QUANTITIES
+    from ..registry import QUANTITIES
     from .textables import table
 
     table(convention)                                      # a clear error for an unknown convention
@@ -317,7 +317,7 @@ def _row(d, mapping, kw) -> dict:
             else:
                 texs, note = _mapped(d.tex, quantity, kw)
                 note = f"--map {d.label or row['tag'] or d.line}={quantity}" + (f"; {note}" if note else "")
-            from .check import check
+            from ..check import check
 
             res, *more = [check(latex=t, against=against, student=kw["student"], teacher=kw["teacher"],
                                 convention=kw["convention"], symbols=kw["symbols"], n=kw["n"], dps=kw["dps"],
@@ -375,7 +375,7 @@ def _mapped(tex, quantity, kw):
     it has none); else each right-hand side of the chain alone, the left-hand side taken to be the quantity (the
     returned note says so)."""
     from .equation import split_display
-    from .registry import quantity_of
+    from ..registry import quantity_of
     from .tex import read_equations
     from .texlex import TexError, join_tokens, tokens
 

@@ -1,4 +1,4 @@
-r"""The TeX lexing behind :func:`~onestep_theory.quantities.paper.read_paper` (docs/theory/checking.md §8): what is
+r"""The TeX lexing behind :func:`~onestep_theory.quantities.latex.paper.read_paper` (docs/theory/checking.md §8): what is
 blanked before a paper is read (comments, verbatim, ``\iffalse``), a macro definition's arguments, and the rows of
 one display (pylatexenc's LatexWalker reads the nodes; rows are split at ``\\`` and joined where a paper continues
 an equation on the next row).  Nothing here runs TeX; every loop is bounded by its input's length.

@@ -1,7 +1,7 @@
 r"""Reading one side of a LaTeX formula or equation (docs/theory/checking.md §7): the meaning of every TeX name in
-the table of a convention (:mod:`onestep_theory.quantities.textables`), SymPy's LaTeX parser on the normalised text
-(:mod:`onestep_theory.quantities.texnames` puts one placeholder per name), and the checks that nothing was dropped.
-:mod:`onestep_theory.quantities.tex` splits a display into sides and calls :func:`read_side` on each.
+the table of a convention (:mod:`onestep_theory.quantities.latex.textables`), SymPy's LaTeX parser on the normalised text
+(:mod:`onestep_theory.quantities.latex.texnames` puts one placeholder per name), and the checks that nothing was dropped.
+:mod:`onestep_theory.quantities.latex.tex` splits a display into sides and calls :func:`read_side` on each.
 
 References: SymPy, ``sympy.parsing.latex`` (ANTLR grammar ``LaTeX.g4``).
 """
@@ -13,11 +13,11 @@ import re
 
 import sympy as sp
 
-from ..core.caches import cached
-from ..core.conventions import NATIVE, express
-from ..core.errors import InvalidParameterError
-from ..core.syntax import CONSTANTS, FUNCTIONS, parse_text
-from .registry import closed_form, formula_names, formula_tex, symbols_of
+from ...core.caches import cached
+from ...core.conventions import NATIVE, express
+from ...core.errors import InvalidParameterError
+from ...core.syntax import CONSTANTS, FUNCTIONS, parse_text
+from ..registry import closed_form, formula_names, formula_tex, symbols_of
 from .textables import FAMILY_OF, table
 from .texlex import TexError, join_tokens
 from .texnames import Reader, entry_key
@@ -50,7 +50,7 @@ def vocabulary_of(convention, family) -> dict:
     native = NATIVE[family]
     params = {"noise_var" if k == "noise" else k: sp.Symbol(k) for k in symbols_of(family)
               if k in ("phi", "psi", "lam", "noise", "alpha", "beta", "alpha0", "eta")}
-    from ..core.conventions import CONVENTIONS
+    from ...core.conventions import CONVENTIONS
 
     vocab = {k: sp.Symbol(k) for k in symbols_of(family) if k not in CONVENTIONS[convention]}
     vocab.update(express(convention, native, params))    # a parameter without a counterpart is absent, not
@@ -66,7 +66,7 @@ def meaning_of(entry_text, vocab, family, tex, convention) -> sp.Expr:
         return parse_text(entry_text.replace("@", "Q__"), "latex", forms)
     names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", entry_text)) - set(FUNCTIONS) - set(CONSTANTS)
     missing = sorted(names - set(vocab))
-    from ..core.conventions import CONVENTIONS
+    from ...core.conventions import CONVENTIONS
 
     lost = [m for m in missing if m in CONVENTIONS[convention]]
     if lost:
@@ -96,10 +96,10 @@ class TexSide:
 
 
 def resolver(convention, family, symbols, ell, lhs, used=None):
-    """The ``resolve`` callable of the reader (:class:`~onestep_theory.quantities.texnames.Reader`): a TeX name's
+    """The ``resolve`` callable of the reader (:class:`~onestep_theory.quantities.latex.texnames.Reader`): a TeX name's
     key -> (SymPy meaning, description, TeX, whether it is a function of λ, whether it took its argument).  On a
     left-hand side a name of a quantity means the quantity (a symbol named by it)."""
-    from .registry import QUANTITIES
+    from ..registry import QUANTITIES
 
     entries = table(convention)
     lookup = table_by_key(convention)
@@ -163,7 +163,7 @@ def resolver(convention, family, symbols, ell, lhs, used=None):
 
 def read_side(body, tex, family, convention, symbols, ell, lhs=False, used=None):
     """One side (a token list) read: ``(TexSide or None, TexFormula or None)`` for a left- or a right-hand side."""
-    from .registry import QUANTITIES
+    from ..registry import QUANTITIES
 
     convention = convention or NATIVE[family]
     resolve = resolver(convention, family, symbols, ell, lhs, used)
@@ -229,7 +229,7 @@ def read_side(body, tex, family, convention, symbols, ell, lhs=False, used=None)
 
 @cached(maxsize=None)
 def table_by_key(convention) -> dict:
-    """The table of ``convention`` keyed by :func:`~onestep_theory.quantities.texnames.tex_key`."""
+    """The table of ``convention`` keyed by :func:`~onestep_theory.quantities.latex.texnames.tex_key`."""
     return {entry_key(e.tex): e for e in table(convention)}
 
 

@@ -1,10 +1,10 @@
 r"""Reading the names of a LaTeX formula (docs/theory/checking.md §7): the recursive reader that normalises the
-tokens (:mod:`onestep_theory.quantities.texlex`) and replaces every name by a placeholder for SymPy's LaTeX parser.
+tokens (:mod:`onestep_theory.quantities.latex.texlex`) and replaces every name by a placeholder for SymPy's LaTeX parser.
 
 A *name* is a letter or a Greek command with its decorations (``\\tilde \\hat \\check \\bar``), its subscript, its
-star and a word superscript; its :func:`tex_key` is what the symbol tables (:mod:`onestep_theory.quantities.textables`)
+star and a word superscript; its :func:`tex_key` is what the symbol tables (:mod:`onestep_theory.quantities.latex.textables`)
 are keyed by.  The meaning of a name is not decided here: the :class:`Reader` asks the ``resolve`` callable it is
-given (:func:`onestep_theory.quantities.tex.read_latex` supplies it).
+given (:func:`onestep_theory.quantities.latex.tex.read_latex` supplies it).
 """
 
 from __future__ import annotations
