@@ -6,6 +6,7 @@ The API reference is generated at build time from the packages' ``__all__`` by `
 to the sections and lists, at the end of each theory page, the functions citing it.
 """
 
+import os
 import pathlib
 import sys
 
@@ -32,6 +33,7 @@ extensions = [
 # the Markdown pages as they are: $...$ and $$...$$ math, \begin{align} environments, section anchors
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
+myst_dmath_double_inline = True                  # $$...$$ inside a paragraph is display math (as on GitHub)
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
 exclude_patterns = [
@@ -72,3 +74,12 @@ nitpick_ignore_regex = [
 html_theme = "furo"
 html_title = f"onestep_theory {release}"
 html_static_path = []
+
+# MathJax 3 comes from its CDN. To read the site offline, point ONESTEP_DOCS_MATHJAX at a local copy of MathJax 3's
+# es5/ directory (e.g. from `npm pack mathjax@3`): it is copied into _static/ and loaded from there.
+if os.environ.get("ONESTEP_DOCS_MATHJAX"):
+    _mj = pathlib.Path(os.environ["ONESTEP_DOCS_MATHJAX"]).resolve()
+    if not (_mj / "tex-mml-chtml.js").is_file():
+        raise ValueError(f"ONESTEP_DOCS_MATHJAX: no tex-mml-chtml.js in {_mj}")
+    html_static_path.append(str(_mj.parent))
+    mathjax_path = f"{_mj.name}/tex-mml-chtml.js"

@@ -39,7 +39,7 @@ NOTE_DIRS = ("theory", "studies")
 
 _HEADING = re.compile(r"^(#{1,6})\s+(\d+(?:\.\d+)*)\.?\s")
 _FILE = re.compile(r"(?:docs/)?(theory|studies)/([A-Za-z0-9_-]+)\.md")
-_CITE = re.compile(r"(?:docs/)?(?P<dir>theory|studies)/(?P<file>[A-Za-z0-9_-]+)\.md|§(?P<num>\d+(?:\.\d+)*)")
+_CITE = re.compile(r"(?:docs/)?(?P<dir>theory|studies)/(?P<file>[A-Za-z0-9_-]+)\.md|(?P<sec>§§?)(?P<num>\d+(?:\.\d+)*)")
 _LITERAL = re.compile(r"(``.*?``|`[^`]*`)")
 
 
@@ -139,9 +139,22 @@ def page_name(full: str, taken: set[str]) -> str:
     return stem
 
 
+def import_all() -> None:
+    """Import every module of the package (a docstring may cite a helper of a module nothing imports eagerly)."""
+    root = importlib.import_module(PACKAGE)
+    for info in pkgutil.walk_packages(root.__path__, PACKAGE + ".", onerror=lambda name: None):
+        if info.name.rpartition(".")[2] == "__main__":         # runs the command line when imported
+            continue
+        try:
+            importlib.import_module(info.name)
+        except Exception as exc:  # noqa: BLE001 - an optional dependency missing: its names stay unresolved
+            logger.info(f"[onestep_docs] {info.name} not imported: {exc}")
+
+
 def write_api(app) -> None:
     """Write api/generated/: one page per public package and one per public object (see the module doc)."""
     exports, canonical, kinds = api_catalogue()
+    import_all()
     if GENERATED.exists():
         shutil.rmtree(GENERATED)
     GENERATED.mkdir(parents=True)
@@ -320,7 +333,7 @@ def _link_line(line: str, state: dict, sections: dict) -> str:
                 return f":doc:`{m.group(0)} </{doc}>`"
             doc, num = state.get("doc"), m.group("num")
             if doc and num in sections[doc]:
-                return f":ref:`§{num} <{label(doc, num)}>`"
+                return f":ref:`{m.group('sec')}{num} <{label(doc, num)}>`"
             return m.group(0)
 
         out.append(_CITE.sub(sub, part))
