@@ -14,6 +14,7 @@ temporary directory with warnings as errors and nitpicky references, then reads 
 
 import html.parser
 import importlib
+import inspect
 import pathlib
 import pkgutil
 import re
@@ -54,7 +55,7 @@ class _Page(html.parser.HTMLParser):
         if self._math_depth and tag in ("span", "div"):
             self._math_depth -= 1
             if not self._math_depth:
-                self.math.append("".join(self._text))
+                self.math.append("".join(self._text).strip())
 
     def handle_data(self, data):
         if self._math_depth:
@@ -74,24 +75,31 @@ def _public_packages():
     return [n for n in names if getattr(importlib.import_module(n), "__all__", None)]
 
 
+_NOTHING = object()
+
+
 def _resolve(dotted):
+    """The object the dotted path names, attribute first as ``from package import name`` reads it (the function
+    ``onestep_theory.spikes.gains``, not the module of the same name), or _NOTHING."""
     parts = dotted.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(dotted)
+    try:
+        obj = importlib.import_module(parts[0])
+    except ImportError:
+        return _NOTHING
+    for i, part in enumerate(parts[1:], start=1):
+        nxt = getattr(obj, part, _NOTHING)
+        if nxt is _NOTHING and inspect.ismodule(obj):
+            try:
+                nxt = importlib.import_module(".".join(parts[:i + 1]))
+            except ImportError:
+                return _NOTHING
+        if nxt is _NOTHING:
+            return _NOTHING
+        obj = nxt
+    return obj
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    for mod in ("sphinx", "myst_nb", "furo", "ipykernel"):
-        pytest.importorskip(mod, reason=f"the docs extra is not installed ({mod}): pip install -e '.[docs]'")
-    out = tmp_path_factory.mktemp("site")
+def _build(out):
     cmd = [sys.executable, "-m", "sphinx", "-W", "-n", "--keep-going", "-q", "-b", "html",
            "-d", str(out / "doctrees"), str(DOCS), str(out / "html")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
@@ -100,7 +108,23 @@ def site(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_every_public_name_has_a_page(site):
+def test_docs_site(tmp_path):
+    """One build (about a minute: one test, so that pytest-xdist does not build it on both workers), then every
+    check below on it; all of them run, and the failures are reported together."""
+    for mod in ("sphinx", "myst_nb", "furo", "ipykernel"):
+        pytest.importorskip(mod, reason=f"the docs extra is not installed ({mod}): pip install -e '.[docs]'")
+    site = _build(tmp_path)
+    failures = []
+    for check in (_every_public_name_has_a_page, _no_broken_internal_link, _theory_math_and_cross_references,
+                  _landing_page_and_executed_notebook):
+        try:
+            check(site)
+        except AssertionError as exc:
+            failures.append(f"{check.__name__}: {exc}")
+    assert not failures, "\n".join(failures)
+
+
+def _every_public_name_has_a_page(site):
     missing = []
     for pkg in _public_packages():
         page = site / "api" / "generated" / f"{pkg}.html"
@@ -124,8 +148,7 @@ def test_every_public_name_has_a_page(site):
     assert not missing, f"public names without a page: {missing}"
 
 
-@pytest.mark.slow
-def test_no_broken_internal_link(site):
+def _no_broken_internal_link(site):
     pages = sorted(site.rglob("*.html"))
     assert len(pages) > 100, len(pages)
     parsed = {p: _parse(p) for p in pages}
@@ -147,8 +170,7 @@ def test_no_broken_internal_link(site):
     assert not broken, f"{len(broken)} broken internal links, e.g. {broken[:10]}"
 
 
-@pytest.mark.slow
-def test_theory_math_and_cross_references(site):
+def _theory_math_and_cross_references(site):
     theory = site / "theory" / "srf-theory.html"
     info = _parse(theory)
     assert any("mathjax" in s.lower() for s in info.scripts), info.scripts
@@ -173,8 +195,7 @@ def test_theory_math_and_cross_references(site):
     assert re.search(r'href="[^"]*srf_solve\.html#onestep_theory\.srf[\w.]*\.srf_solve"', tail)
 
 
-@pytest.mark.slow
-def test_landing_page_and_executed_notebook(site):
+def _landing_page_and_executed_notebook(site):
     index = (site / "index.html").read_text(encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "Quick start" in index and "Quick start" in readme

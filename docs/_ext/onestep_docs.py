@@ -411,6 +411,30 @@ def readme_links(app, relative_path, parent_docname, content) -> None:
         content[0] = content[0].replace("](CONTRIBUTING.md)", "](contributing.md)")
 
 
+_BACKLINK = re.compile(r'href="([^"#]*/objects/([^"#/]+)\.html)#([^"]+)"')
+
+
+def viewcode_backlinks(app, pagename, templatename, context, doctree) -> None:
+    """``html-page-context``: viewcode links a source line to ``<page>#<first module name documented>.<name>``,
+    wrong when one module's objects are documented under different packages (``precision`` under
+    ``onestep_theory``, ``workdps`` under ``onestep_theory.core``). An object page holds one object whose id is the
+    page's name: the fragment is rebuilt from it (``<page name><rest of the qualified name>``)."""
+    if not pagename.startswith("_modules/") or "body" not in context:
+        return
+
+    def fix(m):
+        url, stem, frag = m.groups()
+        stem = re.sub(r"-\d+$", "", stem)                    # page_name's suffix for names differing in case
+        short = stem.rpartition(".")[2]
+        parts = frag.split(".")
+        if frag == stem or short not in parts:
+            return m.group(0)
+        k = len(parts) - 1 - parts[::-1].index(short)
+        return f'href="{url}#{".".join([stem, *parts[k + 1:]])}"'
+
+    context["body"] = _BACKLINK.sub(fix, context["body"])
+
+
 def setup_citations(app) -> None:
     app.config.onestep_sections = note_sections()
     app.config.onestep_citing = citing_objects(set(_CANON.values()))
@@ -443,6 +467,7 @@ def setup(app):
     app.connect("builder-inited", lambda app: setup_citations(app), priority=100)
     app.connect("source-read", add_labels_and_backlinks)
     app.connect("include-read", readme_links)
+    app.connect("html-page-context", viewcode_backlinks)
     app.connect("autodoc-process-docstring", fix_docstring, priority=400)       # napoleon's is 500
     app.connect("autodoc-process-docstring", link_citations, priority=600)
     app.connect("missing-reference", resolve_missing)
