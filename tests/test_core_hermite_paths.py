@@ -23,9 +23,9 @@ import sympy as sp
 
 from onestep_theory.core import errors
 from onestep_theory.core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
-from onestep_theory.core.exact import (GUARD_DIGITS, InexactInputWarning, check_dps, check_positive, check_range,
+from onestep_theory.core.exact import (InexactInputWarning, check_dps, check_positive, check_range,
                                        check_real, float_in, nstr, to_exact, to_float, to_mpf)
-from onestep_theory.core.precision import arb_to_mpf, mpf_to_arb, precision, with_dps, workdps
+from onestep_theory.core.precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, precision, with_dps, workdps
 from onestep_theory.core.results import Result, VouchedResult, digits_of, provenance, serialize, vouch, vouched
 from onestep_theory.core.syntax import (MAX_EXPR_CHARS, MAX_EXPR_NODES, MAX_LITERAL_DIGITS, parse_constant,
                                         parse_text)
@@ -682,7 +682,7 @@ def test_tanh_sinh_vec_orthogonality(dps):
             h = he_values(3, t)
             return [h[j] * h[k] for j in range(4) for k in range(4)]
 
-        vals = tanh_sinh_vec(segs, wfun, 16, dps)
+        vals = tanh_sinh_vec(segs, wfun, 16)
         for j in range(4):
             for k in range(4):
                 want = math.factorial(k) if j == k else 0
@@ -690,7 +690,7 @@ def test_tanh_sinh_vec_orthogonality(dps):
         # ReLU as two segments, zero on the left (nodes with f = 0 are skipped): E[relu He_k] = k! c_k with
         # c = (1/sqrt(2 pi), 1/2, 1/(2 sqrt(2 pi)), 0)
         relu = [([-mpmath.inf, mpmath.mpf(0)], lambda t: 0 * t), ([mpmath.mpf(0), mpmath.inf], lambda t: t)]
-        vals = tanh_sinh_vec(relu, lambda t, fv: he_values(3, t), 4, dps)
+        vals = tanh_sinh_vec(relu, lambda t, fv: he_values(3, t), 4)
         r = 1 / mpmath.sqrt(2 * mpmath.pi)
         for got, want in zip(vals, (r, mpmath.mpf(1) / 2, r, 0)):
             assert abs(got - want) < mpmath.mpf(10) ** -dps
@@ -700,7 +700,7 @@ def test_tanh_sinh_vec_reports_failure():
     with precision(15):
         segs = [([mpmath.mpf(0), mpmath.inf], lambda t: t ** mpmath.mpf(-0.9))]
         with pytest.raises(QuadratureError, match="did not reach 15 digits") as info:
-            tanh_sinh_vec(segs, lambda t, fv: [1], 1, 15, maxdegree=3, label="t^-0.9")
+            tanh_sinh_vec(segs, lambda t, fv: [1], 1, maxdegree=3, label="t^-0.9")
     assert info.value.iterations == 3 and info.value.residual > 0
     assert isinstance(info.value, errors.ConvergenceError)
 
@@ -728,14 +728,15 @@ def test_numeric_growing_integrand_moves_the_cutoff(dps):
 
 
 def test_panel_rule_refuses_a_non_real_integrand():
-    with pytest.raises(QuadratureError, match="did not converge"):
-        gauss._panel_expect_vec(x ** sp.Rational(1, 3), lambda t, fv: [1], 1, 15)
+    with pytest.raises(QuadratureError, match="did not converge"), precision(15):
+        gauss._panel_expect_vec(x ** sp.Rational(1, 3), lambda t, fv: [1], 1)
 
 
 def test_expect_numeric_many_orthogonality():
     # x^3 = 3 He_1 + He_3: E[Z^3 He_k] = (0, 3, 0, 6) for k = 0..3
     weights = [lambda t, k=k: he_values(3, t)[k] for k in range(4)]
-    got = expect_numeric_many(x ** 3, weights, 20)
+    with precision(20):
+        got = expect_numeric_many(x ** 3, weights)
     with mpmath.workdps(30):
         assert all(abs(g - w) < mpmath.mpf(10) ** -20 for g, w in zip(got, (0, 3, 0, 6)))
 
@@ -762,14 +763,16 @@ def test_numeric_bundle_cache_is_bounded(monkeypatch):
     full = {("dummy", i): (0, ()) for i in range(4097)}
     monkeypatch.setattr(moments, "_BUNDLES", full)
     f = sp.tanh(x) ** 3 + sp.Rational(1, 5)
-    b = numeric_bundle(f, 2, 15)
+    with precision(15):
+        b = numeric_bundle(f, 2)
     assert len(moments._BUNDLES) == 1                      # cleared, then this entry stored
     # Stein: E[f He_1] = E f' = E[3 tanh^2 sech^2]; E[f He_0] = 1/5 (tanh^3 is odd)
     with mpmath.workdps(35):
         assert agree(b[0], mpmath.mpf(1) / 5, 15)
         assert agree(b[1], gauss_quad(lambda t: 3 * mpmath.tanh(t) ** 2 / mpmath.cosh(t) ** 2), 15)
         assert agree(b[-1], gauss_quad(lambda t: (mpmath.tanh(t) ** 3 + mpmath.mpf(1) / 5) ** 2), 15)
-    assert numeric_bundle(f, 1, 15) == b[:2] + (b[-1],)   # served from the larger bundle
+    with precision(15):
+        assert numeric_bundle(f, 1) == b[:2] + (b[-1],)   # served from the larger bundle
 
 
 # =====================================================================================================
@@ -974,29 +977,19 @@ def test_centered_second_moment_with_exact_square_but_numeric_mean(dps):
     assert Activation.from_any("sqrt(1 + x**2)").second_moment() == 2
 
 
-class _ShiftedM2(Activation):
-    """An activation whose E sigma^2 is reported lower by ``delta`` (to reach the cancellation guard of c_>1)."""
+def test_c_gt1_cancellation_guard(monkeypatch):
+    # sigma = x (tanh^2 + sech^2) = x: c_>1 = 0 exactly, but the engine sees no closed form for E sigma^2;
+    # E sigma^2 is reported lower by delta (below the ambient-precision function c_>1 reads) to reach the guard
+    from onestep_theory.hermite import activation as act_mod
 
-    delta = 0
-
-    def second_moment(self, dps=None):
-        v = super().second_moment(dps)
-        return v - self.delta
-
-
-def test_c_gt1_cancellation_guard():
-    # sigma = x (tanh^2 + sech^2) = x: c_>1 = 0 exactly, but the engine sees no closed form for E sigma^2
     expr = parse("x*(tanh(x)**2 + 1/cosh(x)**2)")
-
-    class Tiny(_ShiftedM2):
-        delta = mpmath.mpf(10) ** -25        # below the guard 10^-(dps-2): clamped to 0
-
-    class Large(_ShiftedM2):
-        delta = mpmath.mpf(10) ** -3
-
-    assert Tiny(expr).c_gt1(20) == 0
+    real = act_mod.numeric_second_moment
+    monkeypatch.setattr(act_mod, "numeric_second_moment", lambda a: real(a) - mpmath.mpf(10) ** -25)
+    assert Activation(expr).c_gt1(20) == 0               # below the guard 10^-(dps-2): clamped to 0
+    monkeypatch.setattr(act_mod, "numeric_second_moment", lambda a: real(a) - mpmath.mpf(10) ** -3)
     with pytest.raises(QuadratureError, match="second moment"):
-        Large(expr).c_gt1(20)
+        Activation(expr).c_gt1(20)
+    monkeypatch.setattr(act_mod, "numeric_second_moment", real)
     with mpmath.workdps(30):
         assert abs(Activation(expr).c_gt1(20)) < mpmath.mpf(10) ** -9
 

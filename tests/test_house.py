@@ -376,3 +376,39 @@ def test_old_srf_module_paths_import_for_one_release(monkeypatch):
         srf.no_such_module
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("onestep_theory.srf.no_such_module")
+
+
+# issue 34: precision set once at the boundary.  The modules below converted to it: every function computes at
+# the ambient precision (core.precision) and takes no precision argument, except the public boundaries listed
+# (each sets the working precision once with core.precision.precision); GUARD_DIGITS lives in core.precision.
+PRECISION_BOUNDARIES = {
+    "hermite/activation.py": {"coeff", "coeffs_mp", "mean", "raw_mean", "second_moment", "c_gt1", "c_star", "_rest",
+                              "deriv_second_moment", "coeffs"},
+    "hermite/coefficients.py": {"he_coeffs"},
+    "hermite/expansion.py": {"expansion"},
+    "hermite/gauss.py": {"expect_numeric"},
+    "hermite/moments.py": {"he_expect"},
+    "spikes/gains.py": {"gains"},
+    "spikes/resolvent.py": {"resolvent", "resolvent_from_constants"},
+    "spikes/symbolic.py": set(), "spikes/lambda_symbolic.py": set(), "spikes/windows.py": set(),
+    "core/caches.py": set(),
+}
+PRECISION_ARGS = {"dps", "digits", "wd", "prec", "workdps", "target_dps", "hi_dps"}
+
+
+def test_precision_is_set_once_at_the_boundary():
+    bad = []
+    for rel, allowed in PRECISION_BOUNDARIES.items():
+        tree = ast.parse((PKG / rel).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in allowed:
+                a = node.args
+                names = {v.arg for v in a.posonlyargs + a.args + a.kwonlyargs} & PRECISION_ARGS
+                if names:
+                    bad.append(f"{rel}:{node.lineno} {node.name}({', '.join(sorted(names))})")
+    assert not bad, "a precision argument below the boundary (read mpmath.mp.dps via core.precision): " + str(bad)
+    guard = [f"{p.relative_to(PKG)}:{n.lineno}" for p in sorted(PKG.rglob("*.py"))
+             if str(p.relative_to(PKG)) in {*PRECISION_BOUNDARIES, "core/exact.py", "core/precision.py"}
+             and p.name != "precision.py"
+             for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Name) and n.id == "GUARD_DIGITS"]
+    assert not guard, f"GUARD_DIGITS outside core.precision's helpers: {guard}"

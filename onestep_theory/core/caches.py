@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["cached", "register", "clear_caches"]
+__all__ = ["cached", "cached_at_precision", "register", "clear_caches"]
 
 _CLEARERS: list = []
 
@@ -22,6 +22,30 @@ def cached(maxsize: int | None = 128):
         wrapped = functools.lru_cache(maxsize=maxsize)(fn)
         _CLEARERS.append(wrapped.cache_clear)
         return wrapped
+
+    return deco
+
+
+def cached_at_precision(maxsize: int | None = 128):
+    """:func:`cached` for a function that computes at the ambient precision and takes none: the key is the
+    arguments and the working precision of mpmath and Arb, read from the context (``core.precision``)."""
+
+    def deco(fn):
+        @functools.lru_cache(maxsize=maxsize)
+        def at(context, *args):              # context: (mpmath's, Arb's) working precision, the key only
+            return fn(*args)
+
+        _CLEARERS.append(at.cache_clear)
+
+        @functools.wraps(fn)
+        def wrapper(*args):
+            import flint      # imported on call: the command line's checks load neither library
+            import mpmath
+
+            return at((mpmath.mp.prec, flint.ctx.prec), *args)
+
+        wrapper.cache_clear = at.cache_clear
+        return wrapper
 
     return deco
 

@@ -19,11 +19,10 @@ import numpy as np
 import sympy as sp
 
 from .errors import InvalidParameterError
-from .precision import GUARD_DIGITS, precision, signed_man_exp
+from .precision import asked_digits, boundary_digits, precision, signed_man_exp, working_digits
 from .syntax import parse_constant
 
 __all__ = [
-    "GUARD_DIGITS",
     "binary_exact",
     "to_float",
     "float_in",
@@ -153,14 +152,17 @@ def float_in(value, param: str, *, lo: float = 0.0, strict: bool = True) -> floa
     return v
 
 
-def to_mpf(value, dps: int):
-    """Evaluate an exact real SymPy number (or mpf/int) as ``mpf`` with ``dps`` digits.
+def to_mpf(value, dps: int | None = None):
+    """Evaluate an exact real SymPy number (or mpf/int) as ``mpf`` at the ambient working precision.
 
-    Must be called inside the caller's ``mpmath.workdps`` block: the result is a
-    plain ``mpf`` rounded to the current working precision.
+    Called below a boundary (:func:`~onestep_theory.core.precision.precision`): SymPy evaluates with the
+    working digits and the result is a plain ``mpf`` rounded to the working precision.  ``dps`` (the digits
+    asked at that boundary) is only for a caller that has not set one: it evaluates with the boundary's
+    working digits, ``dps`` + guard digits, as :func:`~onestep_theory.core.precision.precision` would.
 
-    >>> with mpmath.workdps(20):
-    ...     print(to_mpf(sp.sqrt(2), 20))
+    >>> from onestep_theory.core.precision import precision
+    >>> with precision(10):
+    ...     print(to_mpf(sp.sqrt(2)))
     1.4142135623730950488
     """
     if isinstance(value, mpmath.mpf):
@@ -173,13 +175,16 @@ def to_mpf(value, dps: int):
         return mpmath.inf
     if value is -sp.oo:
         return -mpmath.inf
-    num = sp.N(value, dps + GUARD_DIGITS)
+    digits = working_digits() if dps is None else boundary_digits(dps)
+    num = sp.N(value, digits)
     if isinstance(num, sp.Float):
         return mpmath.mpf(num._mpf_)
     re, im = num.as_real_imag()
-    if im != 0 and abs(im) > sp.Float(10) ** (-(dps + 2)) * (1 + abs(re)):
+    # a real number whose evaluation left an imaginary part: only round-off (2 digits below those asked) passes
+    asked = asked_digits() if dps is None else dps
+    if im != 0 and abs(im) > sp.Float(10) ** (-(asked + 2)) * (1 + abs(re)):
         raise InvalidParameterError("value", value, "a real number")
-    return mpmath.mpf(sp.Float(re, dps + GUARD_DIGITS)._mpf_)
+    return mpmath.mpf(sp.Float(re, digits)._mpf_)
 
 
 def nstr(value, dps: int) -> str:
@@ -188,7 +193,7 @@ def nstr(value, dps: int) -> str:
         if value.is_zero:
             return "0"
         with precision(dps):
-            value = to_mpf(value, dps)
+            value = to_mpf(value)
     if isinstance(value, (int,)):
         return str(value)
     if isinstance(value, mpmath.mpf) and value == 0:

@@ -17,17 +17,17 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..core.caches import cached
+from ..core.caches import cached, cached_at_precision
 from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
 from ..core.exact import to_exact, to_mpf
-from ..core.precision import precision
+from ..core.precision import asked_digits, precision
 from .expansion import expansion
 from .expressions import is_odd, pieces, x
 from .parsing import parse
 from .gauss import NotExact, expect_piece_exact, tidy
 from .moments import RECURSION, moment_exact, moments_numeric, numeric_bundle
 
-__all__ = ["Activation"]
+__all__ = ["Activation", "numeric_coeffs", "numeric_second_moment", "numeric_c_rest"]
 
 
 # --------------------------------------------------------------------------- Activation
@@ -44,8 +44,10 @@ class Activation:
     label : str
         Display name (the user's spelling).
 
-    Every moment is cached by (expression, k, dps): the cache key is the expression
-    itself, never a name.
+    Every moment is cached by (expression, k, working precision): the cache key is the expression
+    itself, never a name.  The methods taking ``dps`` are boundaries (``dps`` = digits asked, the working
+    precision set once, docs/theory/numerics.md §2); below a boundary, :func:`numeric_coeffs`,
+    :func:`numeric_second_moment` and :func:`numeric_c_rest` compute at the ambient precision.
 
     Examples
     --------
@@ -99,11 +101,16 @@ class Activation:
         e = self.coeff_exact(k)
         if e is not None and dps is None:
             return e
-        return self.coeffs_mp(k, dps or 15)[k]
+        with precision(dps or 15):
+            return numeric_coeffs(self, k)[k]
 
-    def coeffs_mp(self, kmax: int, dps: int) -> tuple:
-        """:math:`(c_0,\\dots,c_K)` as mpf at ``dps`` digits (numeric only where no closed form)."""
-        return _coeffs_mp(self, kmax, dps)
+    def coeffs_mp(self, kmax: int, dps: int | None = None) -> tuple:
+        """:math:`(c_0,\\dots,c_K)` as mpf at ``dps`` digits (numeric only where no closed form); at the ambient
+        precision when ``dps`` is None (:func:`numeric_coeffs`)."""
+        if dps is None:
+            return numeric_coeffs(self, kmax)
+        with precision(dps):
+            return numeric_coeffs(self, kmax)
 
     def is_zero_coeff(self, k: int) -> bool:
         """True only if :math:`c_k=0` is proven exactly (parity or closed form)."""
@@ -119,16 +126,27 @@ class Activation:
         return Activation(self.expr, False).coeff(0, dps)
 
     def second_moment(self, dps: int | None = None):
-        """:math:`\\mathbb E\\sigma(Z)^2` of this (possibly centred) function."""
-        return _second_moment(self, dps)
+        """:math:`\\mathbb E\\sigma(Z)^2` of this (possibly centred) function: exact if ``dps is None`` and found."""
+        ex = _second_moment_exact(self)
+        if ex is not None and dps is None:
+            return ex
+        with precision(dps or 15):
+            return numeric_second_moment(self)
 
     def c_gt1(self, dps: int | None = None):
         r""":math:`c_{>1}=\sqrt{\mathbb E\sigma^2-c_0^2-c_1^2}` from the second moment (docs/theory/hermite.md §2.4)."""
-        return _c_rest(self, 1, dps)
+        return self._rest(1, dps)
 
     def c_star(self, dps: int | None = None):
         r""":math:`c_\star=\sqrt{\mathbb E\sigma^2-c_0^2}` (docs/theory/hermite.md §2.4)."""
-        return _c_rest(self, 0, dps)
+        return self._rest(0, dps)
+
+    def _rest(self, upto: int, dps):
+        val = _c_rest_exact(self, upto)
+        if val is not None and dps is None:
+            return val
+        with precision(dps or 15):
+            return numeric_c_rest(self, upto)
 
     def shifted(self, b) -> "Activation":
         r""":math:`\sigma(x+b)` for an exact ``b`` (a common first-layer bias, docs/theory/srf-theory.md §4.9)."""
@@ -175,8 +193,10 @@ class Activation:
         return expansion(self, kmax, dps)
 
 
-@cached(maxsize=2048)
-def _coeffs_mp(act: Activation, kmax: int, dps: int) -> tuple:
+@cached_at_precision(maxsize=2048)
+def numeric_coeffs(act: Activation, kmax: int) -> tuple:
+    """:math:`(c_0,\\dots,c_K)` as mpf at the ambient precision: closed forms evaluated, the others by one
+    quadrature pass converged to the digits asked (docs/theory/hermite.md §5.4); cached per working precision."""
     missing = []
     exact = []
     for k in range(kmax + 1):
@@ -184,12 +204,8 @@ def _coeffs_mp(act: Activation, kmax: int, dps: int) -> tuple:
         exact.append(e)
         if e is None:
             missing.append(k)
-    num = dict(zip(missing, moments_numeric(act.expr, tuple(missing), dps))) if missing else {}
-    out = []
-    with precision(dps):
-        for k in range(kmax + 1):
-            out.append(to_mpf(exact[k], dps) if exact[k] is not None else num[k] / math.factorial(k))
-    return tuple(out)
+    num = dict(zip(missing, moments_numeric(act.expr, tuple(missing)))) if missing else {}
+    return tuple(to_mpf(exact[k]) if exact[k] is not None else num[k] / math.factorial(k) for k in range(kmax + 1))
 
 
 @cached(maxsize=2048)
@@ -214,20 +230,17 @@ def _second_moment_exact(act: Activation):
     return total
 
 
-def _second_moment(act: Activation, dps):
+def numeric_second_moment(act: Activation):
+    """:math:`\\mathbb E\\sigma(Z)^2` as mpf at the ambient precision (the closed form evaluated if found)."""
     ex = _second_moment_exact(act)
-    if ex is not None and dps is None:
-        return ex
-    dps = dps or 15
-    with precision(dps):
-        if ex is not None:
-            return to_mpf(ex, dps)
-        bundle = numeric_bundle(act.expr, 1, dps)
-        raw = bundle[-1]
-        if act.center:
-            mean = act.raw_mean(None)
-            raw -= (to_mpf(mean, dps) if isinstance(mean, sp.Basic) else bundle[0]) ** 2
-        return +raw
+    if ex is not None:
+        return to_mpf(ex)
+    bundle = numeric_bundle(act.expr, 1)
+    raw = bundle[-1]
+    if act.center:
+        mean = act.raw_mean(None)
+        raw -= (to_mpf(mean) if isinstance(mean, sp.Basic) else bundle[0]) ** 2
+    return +raw
 
 
 @cached(maxsize=2048)
@@ -240,29 +253,24 @@ def _c_rest_exact(act: Activation, upto: int):
     return tidy(sp.sqrt(tidy(m2 - sum(math.factorial(k) * c**2 for k, c in enumerate(cs)))))
 
 
-def _c_rest(act: Activation, upto: int, dps):
-    """sqrt(E s^2 - sum_{k<=upto} k! c_k^2), exact when every piece is exact."""
+def numeric_c_rest(act: Activation, upto: int):
+    """:math:`\\sqrt{\\mathbb E\\sigma^2-\\sum_{k\\le K}k!c_k^2}` as mpf at the ambient precision (docs/theory/hermite.md §2.4)."""
     val = _c_rest_exact(act, upto)
     if val is not None:
-        if dps is None:
-            return val
-        with precision(dps):
-            return to_mpf(val, dps)
-    # Cancellation (docs/theory/hermite.md §2.4): the moments carry GUARD_DIGITS extra digits of
-    # working precision and quadrature is converged to 10**-(dps+4).
-    d = dps or 15
-    with precision(d):
-        m2v = act.second_moment(d)
-        cv = act.coeffs_mp(upto, d)
-        rest = m2v - sum(math.factorial(k) * cv[k] ** 2 for k in range(upto + 1))
-        if rest < 0:
-            if rest > -mpmath.mpf(10) ** (-(d - 2)) * (1 + m2v):
-                rest = mpmath.mpf(0)
-            else:
-                raise QuadratureError(f"c_>1: the numeric second moment of {act.name} is smaller than the sum of "
-                                      f"its squared coefficients (remainder {mpmath.nstr(rest, 3)}); quadrature lost "
-                                      "accuracy")
-        return mpmath.sqrt(rest)
+        return to_mpf(val)
+    # Cancellation (docs/theory/hermite.md §2.4): the moments carry the guard digits of the working
+    # precision and quadrature is converged to 10**-(D+4), D the digits asked.
+    m2v = numeric_second_moment(act)
+    cv = numeric_coeffs(act, upto)
+    rest = m2v - sum(math.factorial(k) * cv[k] ** 2 for k in range(upto + 1))
+    if rest < 0:
+        if rest > -mpmath.mpf(10) ** (-(asked_digits() - 2)) * (1 + m2v):
+            rest = mpmath.mpf(0)
+        else:
+            raise QuadratureError(f"c_>1: the numeric second moment of {act.name} is smaller than the sum of "
+                                  f"its squared coefficients (remainder {mpmath.nstr(rest, 3)}); quadrature lost "
+                                  "accuracy")
+    return mpmath.sqrt(rest)
 
 
 @cached(maxsize=512)

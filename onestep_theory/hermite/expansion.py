@@ -18,9 +18,9 @@ import numpy as np
 import sympy as sp
 
 from ..core.errors import ConvergenceError, InvalidParameterError
-from ..core.exact import GUARD_DIGITS, check_dps
+from ..core.exact import check_dps
 from ..core.limits import MAX_DPS
-from ..core.precision import precision
+from ..core.precision import asked_digits, boundary_digits, precision, refined, working_digits
 from ..core.results import Result, digits_of, provenance, vouch
 from .expressions import breakpoints
 from .moments import moment_exact
@@ -124,7 +124,6 @@ def expansion(act, kmax: int, dps: int = 15) -> HermiteCoefficients:
     """
     kmax = check_kmax(kmax)
     dps = check_dps(dps, MAX_DPS, optional=False)
-    values = act.coeffs_mp(int(kmax), int(dps))
     exact = [act.coeff_exact(k) for k in range(kmax + 1)]
     methods = []
     for k in range(kmax + 1):
@@ -134,10 +133,11 @@ def expansion(act, kmax: int, dps: int = 15) -> HermiteCoefficients:
             methods.append(moment_exact(act.expr, k)[1])
         else:
             methods.append("tanh-sinh quadrature")
-    with precision(dps):
+    with precision(dps):                             # the boundary: dps = the digits asked, set once
+        values = act.coeffs_mp(kmax)
         parseval = mpmath.fsum(math.factorial(k) * values[k] ** 2 for k in range(kmax + 1))
+        errors = _coeff_errors(act, kmax, values, exact)
     m2_exact = act.second_moment(None)
-    errors = _coeff_errors(act, int(kmax), int(dps), values, exact)
     return HermiteCoefficients(
         expression=act.name,
         kmax=int(kmax),
@@ -154,31 +154,34 @@ def expansion(act, kmax: int, dps: int = 15) -> HermiteCoefficients:
         parseval_partial=parseval,
         provenance=provenance(dps=int(dps), method="exact Gaussian integrals; tanh-sinh split at kinks; error "
                               "of a quadrature value from a second evaluation at dps + 10 digits",
-                              references=["docs/theory/hermite.md §2", "docs/theory/hermite.md §5"], guard_digits=GUARD_DIGITS),
+                              references=["docs/theory/hermite.md §2", "docs/theory/hermite.md §5"], guard_digits=boundary_digits(dps) - dps),
         errors=errors,
     )
 
 
-def _coeff_errors(act, kmax: int, dps: int, values, exact) -> dict:
-    """Absolute error estimates of :func:`expansion`: 0 for closed forms (their printed error is the rounding
-    alone), otherwise the change when everything is recomputed at ``dps`` + 10 digits (other quadrature
-    tolerances and working precision) plus the rounding at the working precision; a value whose ``dps``
-    digits are not reached raises :class:`~onestep_theory.core.errors.ConvergenceError`."""
-    hi_dps = dps + 10
-    hi = act.coeffs_mp(kmax, hi_dps) if any(e is None for e in exact) else values
+def _coeff_errors(act, kmax: int, values, exact) -> dict:
+    """Absolute error estimates of :func:`expansion` (at the ambient precision of its boundary, ``D`` digits
+    asked): 0 for closed forms (their printed error is the rounding alone), otherwise the change when
+    everything is recomputed at 10 more digits (other quadrature tolerances and working precision) plus the
+    rounding at the working precision; a value whose ``D`` digits are not reached raises
+    :class:`~onestep_theory.core.errors.ConvergenceError`."""
+    dps = asked_digits()
+    floor = mpmath.mpf(10) ** -working_digits()    # the rounding at the working precision
     moments = {"mean": (act.mean, act.coeff_exact(0)), "second_moment": (act.second_moment, act.second_moment(None)),
                "c_gt1": (act.c_gt1, _exact_or_none(act.c_gt1(None))), "c_star": (act.c_star, _exact_or_none(act.c_star(None)))}
-    with precision(hi_dps):
-        floor = mpmath.mpf(10) ** -(dps + GUARD_DIGITS)
+    lo = {key: fn(dps) for key, (fn, _) in moments.items()}
+    with refined(why="error estimate: the same values at 10 more digits"):
+        hi = act.coeffs_mp(kmax) if any(e is None for e in exact) else values
+        hi_m = {key: fn(asked_digits()) for key, (fn, _) in moments.items()}
 
-        def err(lo, hi_v, is_exact):
+        def err(lo_v, hi_v, is_exact):
             if is_exact:
                 return 0.0
-            return float(abs(lo - hi_v) + floor * max(1, abs(lo)))
+            return float(abs(lo_v - hi_v) + floor * max(1, abs(lo_v)))
 
         out = {"values": [err(values[k], hi[k], exact[k] is not None) for k in range(kmax + 1)]}
-        for key, (fn, ex) in moments.items():
-            out[key] = err(fn(dps), fn(hi_dps), isinstance(ex, sp.Basic) and ex.is_number)
+        for key, (_, ex) in moments.items():
+            out[key] = err(lo[key], hi_m[key], isinstance(ex, sp.Basic) and ex.is_number)
     worst = [(k, e, values[k]) for k, e in enumerate(out["values"]) if e > 10.0 ** -dps * abs(float(values[k]))
              and float(values[k]) != 0 and e > 10.0 ** -(dps + 2)]
     if worst:

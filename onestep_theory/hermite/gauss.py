@@ -35,24 +35,14 @@ import sympy as sp
 
 from ..core.caches import cached
 from ..core.errors import ExpressionError, QuadratureError
-from ..core.exact import GUARD_DIGITS, to_mpf
+from ..core.exact import check_dps, to_mpf
 from .expressions import pieces, x
-from ..core.precision import arb_to_mpf, precision, workdps
+from ..core.limits import MAX_DPS
+from ..core.precision import arb_to_mpf, asked_digits, precision, working_digits
 
-__all__ = [
-    "NotExact",
-    "trunc_moments",
-    "trunc_moments_float",
-    "trunc_moments_arb",
-    "trunc_recursion",
-    "tidy",
-    "expect_exact",
-    "expect_piece_exact",
-    "expect_numeric",
-    "expect_numeric_many",
-    "expect_numeric_vec",
-    "tanh_sinh_vec",
-]
+__all__ = ["NotExact", "trunc_moments", "trunc_moments_float", "trunc_moments_arb", "trunc_recursion", "tidy",
+           "expect_exact", "expect_piece_exact", "expect_numeric", "expect_numeric_many", "expect_numeric_vec",
+           "tanh_sinh_vec"]
 
 
 class NotExact(Exception):
@@ -283,22 +273,24 @@ def _lambdified_pieces(f: sp.Expr):
     return tuple(_quad_pieces(f))
 
 
-def tanh_sinh_vec(segments, wfun, nw: int, dps: int, *, maxdegree: int = 12, label: str = "integrand") -> list:
+def tanh_sinh_vec(segments, wfun, nw: int, *, maxdegree: int = 12, label: str = "integrand") -> list:
     r"""Vector-valued tanh-sinh quadrature of :math:`\int f(t)\,w_j(t)\,\varphi(t)\,dt`, ``j < nw``.
 
     ``segments`` is a list of ``(points, f)`` with ``points`` increasing mpf end points (``±inf``
     allowed) between which ``f`` is smooth.  ``wfun(t, f(t))`` returns the ``nw`` weights.
     mpmath's tanh-sinh nodes, our summation: ``f`` is evaluated once per node for all weights.
-    Degrees are raised until mpmath's error estimate of every component is below
-    ``10**-(dps+4)`` times the scale of the integrals, else :class:`QuadratureError`.
-    Must be called inside the caller's ``mp.workdps`` block.
+    Degrees are raised until mpmath's error estimate of every component is below ``10**-(D+4)`` times the
+    scale of the integrals, ``D`` the digits asked at the enclosing boundary (ambient precision), else
+    :class:`QuadratureError`.
     """
     from mpmath.calculus.quadrature import TanhSinh
 
     ctx = mpmath.mp
     rule = TanhSinh(ctx)
     prec = ctx.prec
+    dps = asked_digits()
     norm = 1 / mpmath.sqrt(2 * mpmath.pi)
+    # 4 digits beyond those asked: c_>1 cancels E s^2 against the c_k^2 (docs/theory/hermite.md §2.4)
     eps = mpmath.mpf(10) ** (-(dps + 4))
     totals = [mpmath.mpf(0)] * nw
     for pts, fn in segments:
@@ -333,26 +325,26 @@ def tanh_sinh_vec(segments, wfun, nw: int, dps: int, *, maxdegree: int = 12, lab
     return totals
 
 
-def expect_numeric_vec(f: sp.Expr, wfun, nw: int, dps: int, *, maxdegree: int = 12, growth: int = 4) -> list:
-    r"""Numeric :math:`\mathbb E[f(Z)\,w_j(Z)]`, ``j < nw``, in one pass (one evaluation of ``f`` per node).
+def expect_numeric_vec(f: sp.Expr, wfun, nw: int, *, maxdegree: int = 12, growth: int = 4) -> list:
+    r"""Numeric :math:`\mathbb E[f(Z)\,w_j(Z)]`, ``j < nw``, in one pass (one evaluation of ``f`` per node), at
+    the ambient precision, converged to the digits asked at the enclosing boundary (``D``).
 
     First choice: the split Gauss–Legendre rule of :func:`onestep_theory.quadrature.normal_rule` in Arb
     (panels end exactly at every kink; the integrand is evaluated with exact constants), accepted when
-    two refinement levels agree to ``10**-(dps+4)`` of the scale and the integrand is negligible at
+    two refinement levels agree to ``10**-(D+4)`` of the scale and the integrand is negligible at
     the cut-off.  Otherwise (an integrand that turns faster than the panels resolve, or grows too
     fast for the cut-off) mpmath's tanh-sinh on the pieces, :func:`tanh_sinh_vec` (docs/theory/hermite.md
-    §5.4).  Returns ``mpf`` values at ``dps + GUARD_DIGITS`` digits.
+    §5.4).  Returns ``mpf`` values at the working precision.
     """
     try:
-        return _panel_expect_vec(f, wfun, nw, dps, growth)
+        return _panel_expect_vec(f, wfun, nw, growth)
     except QuadratureError:
         pass
-    with precision(dps):
-        segs = [([to_mpf(p, dps) for p in pts], fn) for pts, fn in _lambdified_pieces(f)]
-        return [+t for t in tanh_sinh_vec(segs, wfun, nw, dps, maxdegree=maxdegree, label=str(f))]
+    segs = [([to_mpf(p) for p in pts], fn) for pts, fn in _lambdified_pieces(f)]
+    return [+t for t in tanh_sinh_vec(segs, wfun, nw, maxdegree=maxdegree, label=str(f))]
 
 
-def _panel_expect_vec(f: sp.Expr, wfun, nw: int, dps: int, growth: int = 4) -> list:
+def _panel_expect_vec(f: sp.Expr, wfun, nw: int, growth: int = 4) -> list:
     import bisect
 
     import flint
@@ -367,48 +359,51 @@ def _panel_expect_vec(f: sp.Expr, wfun, nw: int, dps: int, growth: int = 4) -> l
         fns = [arb_callable(g) for _, _, g in pcs]
     except ExpressionError:
         raise QuadratureError(f"no Arb evaluation of {f}") from None
-    wd = dps + GUARD_DIGITS
-    with workdps(wd):
-        eps = flint.arb(10) ** (-(dps + 4))
-        digits = dps + 4
-        prev = None
-        for level in range(4):
-            rule = normal_rule(hard, (), digits=digits, level=level, hmax=1.0, dps=wd, degree=growth)
-            tot = [flint.arb(0)] * nw
-            for z, w in zip(rule.nodes, rule.weights):
-                fv = fns[bisect.bisect_right(cuts, float(z))](z)
-                base = w * fv
-                ws = wfun(z, fv)
-                tot = [t + base * wj for t, wj in zip(tot, ws)]
-            if not all(t.is_finite() for t in tot):
-                break
-            scale = max(flint.arb(1), max(abs(t) for t in tot))
-            # the Gaussian tail beyond the cut-off must be negligible for this integrand
-            L = max(abs(float(z)) for z in (rule.nodes[0], rule.nodes[-1]))
-            tail = flint.arb(0)
-            for zt in (flint.arb(L), flint.arb(-L)):
-                fv = fns[bisect.bisect_right(cuts, float(zt))](zt)
-                tail = max(tail, max(abs(fv * wj) for wj in wfun(zt, fv)) * (-zt * zt / 2).exp())
-            if not tail * 10 < eps * scale:
-                digits += 20                      # larger cut-off for a growing integrand
-                prev = None
-                continue
-            if prev is not None and max(abs(a - b) for a, b in zip(tot, prev)) < eps * scale:
-                return [arb_to_mpf(t) for t in tot]
-            prev = tot
+    # at the ambient precision (mpmath and Arb in step); converged to 10**-(D+4), D the digits asked
+    wd, dps = working_digits(), asked_digits()
+    eps = flint.arb(10) ** (-(dps + 4))          # the tolerance of tanh_sinh_vec (4 digits for the cancellation)
+    digits = dps + 4
+    prev = None
+    for level in range(4):
+        rule = normal_rule(hard, (), digits=digits, level=level, hmax=1.0, dps=wd, degree=growth)
+        tot = [flint.arb(0)] * nw
+        for z, w in zip(rule.nodes, rule.weights):
+            fv = fns[bisect.bisect_right(cuts, float(z))](z)
+            base = w * fv
+            ws = wfun(z, fv)
+            tot = [t + base * wj for t, wj in zip(tot, ws)]
+        if not all(t.is_finite() for t in tot):
+            break
+        scale = max(flint.arb(1), max(abs(t) for t in tot))
+        # the Gaussian tail beyond the cut-off must be negligible for this integrand
+        L = max(abs(float(z)) for z in (rule.nodes[0], rule.nodes[-1]))
+        tail = flint.arb(0)
+        for zt in (flint.arb(L), flint.arb(-L)):
+            fv = fns[bisect.bisect_right(cuts, float(zt))](zt)
+            tail = max(tail, max(abs(fv * wj) for wj in wfun(zt, fv)) * (-zt * zt / 2).exp())
+        if not tail * 10 < eps * scale:
+            digits += 20                      # larger cut-off for a growing integrand
+            prev = None
+            continue
+        if prev is not None and max(abs(a - b) for a, b in zip(tot, prev)) < eps * scale:
+            return [arb_to_mpf(t) for t in tot]
+        prev = tot
     raise QuadratureError(f"split Gauss-Legendre quadrature of {f} did not converge", iterations=4)
 
 
-def expect_numeric_many(f: sp.Expr, weights, dps: int) -> list:
-    r"""Numeric :math:`\mathbb E[f(Z)w_j(Z)]` for a list of weight callables (see :func:`expect_numeric_vec`)."""
+def expect_numeric_many(f: sp.Expr, weights) -> list:
+    r"""Numeric :math:`\mathbb E[f(Z)w_j(Z)]` for a list of weight callables, at the ambient precision (see
+    :func:`expect_numeric_vec`)."""
     weights = list(weights)
-    return expect_numeric_vec(f, lambda t, fv: [w(t) for w in weights], len(weights), dps)
+    return expect_numeric_vec(f, lambda t, fv: [w(t) for w in weights], len(weights))
 
 
 def expect_numeric(f: sp.Expr, dps: int = 15):
-    r"""Numeric :math:`\mathbb E f(Z)` at ``dps`` digits by breakpoint-split ``mp.quad``.
+    r"""Numeric :math:`\mathbb E f(Z)` at ``dps`` digits (a boundary: the working precision is set here) by
+    breakpoint-split quadrature (:func:`expect_numeric_vec`).
 
     >>> print(mpmath.nstr(expect_numeric(sp.tanh(x)**2, 20), 20))
     0.39429449039784117442
     """
-    return expect_numeric_vec(f, lambda t, fv: [1], 1, dps)[0]
+    with precision(check_dps(dps, MAX_DPS, optional=False)):
+        return expect_numeric_vec(f, lambda t, fv: [1], 1)[0]

@@ -163,13 +163,14 @@ _BUNDLES: dict = {}
 register(_BUNDLES.clear)
 
 
-def numeric_bundle(f: sp.Expr, kmax: int, dps: int) -> tuple:
-    r"""Numeric :math:`(\mathbb E[f\mathrm{He}_0],\dots,\mathbb E[f\mathrm{He}_K],\ \mathbb E f^2)` at ``dps``.
+def numeric_bundle(f: sp.Expr, kmax: int) -> tuple:
+    r"""Numeric :math:`(\mathbb E[f\mathrm{He}_0],\dots,\mathbb E[f\mathrm{He}_K],\ \mathbb E f^2)` at the ambient
+    precision.
 
-    One quadrature pass for all weights; cached by (expression, dps), reusing a
+    One quadrature pass for all weights; cached by (expression, working precision), reusing a
     previous pass with a larger ``K``.
     """
-    key = (f, dps)
+    key = (f, mpmath.mp.prec)
     hit = _BUNDLES.get(key)
     if hit is not None and hit[0] >= kmax:
         return hit[1][: kmax + 1] + (hit[1][-1],)
@@ -179,15 +180,16 @@ def numeric_bundle(f: sp.Expr, kmax: int, dps: int) -> tuple:
         return he_values(kk, t) + [fv]
 
     deg = sp.Poly(f, x).degree() if f.is_polynomial(x) else 2
-    vals = tuple(expect_numeric_vec(f, wfun, kk + 2, dps, growth=kk + 2 * deg))
+    vals = tuple(expect_numeric_vec(f, wfun, kk + 2, growth=kk + 2 * deg))
     if len(_BUNDLES) > 4096:
         _BUNDLES.clear()
     _BUNDLES[key] = (kk, vals)
     return vals[: kmax + 1] + (vals[-1],)
 
 
-def moments_numeric(f: sp.Expr, ks: tuple, dps: int) -> tuple:
-    bundle = numeric_bundle(f, max(ks), dps)
+def moments_numeric(f: sp.Expr, ks: tuple) -> tuple:
+    r"""The numeric :math:`\mathbb E[f\mathrm{He}_k]`, ``k`` in ``ks``, at the ambient precision."""
+    bundle = numeric_bundle(f, max(ks))
     return tuple(bundle[k] for k in ks)
 
 
@@ -205,11 +207,9 @@ def he_expect(f, dps: int | None = None, *, param: str = "f"):
     """
     e = parse(f, param) if not isinstance(f, sp.Expr) else f
     v, _ = moment_exact(e, 0)
-    if v is not None:
-        if dps is None:
-            return v
-        with precision(dps):
-            return to_mpf(v, dps)
-    return moments_numeric(e, (0,), dps or 15)[0]
+    if v is not None and dps is None:
+        return v
+    with precision(dps or 15):                     # the boundary: dps = the digits asked
+        return to_mpf(v) if v is not None else moments_numeric(e, (0,))[0]
 
 

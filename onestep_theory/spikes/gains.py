@@ -21,13 +21,13 @@ import warnings
 import mpmath
 
 from ..core.errors import HypothesisError, InvalidParameterError
-from ..core.exact import GUARD_DIGITS, check_dps, check_positive, to_mpf
+from ..core.exact import check_dps, check_positive, to_mpf
 from ..core.limits import MAX_DPS
-from ..core.precision import precision
+from ..core.precision import asked_digits, precision, refined, working_digits
 from ..core.results import VouchedResult, provenance
-from ..hermite.activation import Activation
+from ..hermite.activation import Activation, numeric_c_rest, numeric_coeffs, numeric_second_moment
 from ..hermite.polynomials import he_xi
-from .resolvent import Resolvent, resolvent_from_constants
+from .resolvent import Resolvent, solve_resolvent
 from .symbolic import MAX_ELL, delta_symbolic, latex, spike_rows
 from .windows import window, window_bounds
 
@@ -125,67 +125,67 @@ class Gains(VouchedResult):
         return "$\\begin{aligned}" + " \\\\ ".join(lines) + "\\end{aligned}$"
 
 
-def _is_zero(act: Activation, k: int, dps: int) -> bool:
+def _is_zero(act: Activation, k: int) -> bool:
+    """``c_k = 0``: proven exactly, or numerically below 10^-(D-3) at the ambient precision (D digits asked)."""
     if act.is_zero_coeff(k):
         return True
     ex = act.coeff_exact(k)
     if ex is not None:
         return False
-    return abs(act.coeff(k, dps)) < mpmath.mpf(10) ** (-(dps - 3))
+    return abs(numeric_coeffs(act, k)[k]) < mpmath.mpf(10) ** (-(asked_digits() - 3))
 
 
 _RES_KEYS = ("m1", "m2", "dm1_dlam", "dm2_dlam")
 
 
-def _gains_values(s, t, P, S, L, nv, ell, dropped, test_form, allow_uncentered, dps) -> dict:
-    """Every number of :func:`gains` at ``dps`` (+ guard) digits: Δ_k (§7.3), Λ_k (§8.4 or §8.2), the
+def _gains_values(s, t, P, S, L, nv, ell, dropped, test_form, allow_uncentered) -> dict:
+    """Every number of :func:`gains` at the ambient precision: Δ_k (§7.3), Λ_k (§8.4 or §8.2), the
     baselines (§7.1, §8.1) and the resolvent (docs/theory/spike-theory.md)."""
-    with precision(dps):
-        c1 = s.coeff(1, dps + GUARD_DIGITS)
-        cg = s.c_gt1(dps + GUARD_DIGITS)
-        res: Resolvent = resolvent_from_constants(P, S, L, c1, cg, dps + GUARD_DIGITS)
-        Pm, Sm, Lm, nvm = (to_mpf(v, dps) for v in (P, S, L, nv))
-        cstar = list(t.coeffs_mp(ell, dps + GUARD_DIGITS))
-        if not allow_uncentered:
-            cstar[0] = mpmath.mpf(0)
-        cs2 = t.c_star(dps + GUARD_DIGITS) ** 2 if not allow_uncentered else t.second_moment(dps + GUARD_DIGITS)
-        b2 = cstar[1] ** 2 + Pm * (cs2 + nvm)
-        if b2 == 0:
-            raise HypothesisError("teacher", t.name, "a teacher with E sigma*^2 > 0, or label noise",
-                                  "the labels are identically 0: there is no signal and no noise to fit")
-        b = mpmath.sqrt(b2)
-        rho = cstar[1] / b
-        tau1, tau2 = res.tau1, res.tau2
-        h = [cstar[k] * rho**k for k in range(ell + 1)]
-        ratio = Pm / Sm
-        q_lin = ratio * (-res.dm2_dlam) / res.m1**2
-        q_nl = ratio * (-res.dm1_dlam) / res.m1**2
-        # baselines (§7.1, §8.1 / §8.5 with w_k, v_k over all k)
-        rest = cs2 - cstar[1] ** 2 + nvm
-        base_tr = Lm * (cstar[1] ** 2 * tau2 + rest * tau1)
-        base_te = cstar[1] ** 2 * q_lin + rest * q_nl
-        deltas, lams, valid = [], [], []
-        for k in range(1, ell + 1):
-            drop_k = tuple(i for i in dropped if i <= k)
-            dk, chat = delta_matrix(k, tau1, tau2, Lm, h, drop_k)
-            deltas.append(dk)
-            if test_form == "corrected":
-                lams.append(lambda_matrix(k, q_lin, q_nl, chat, h, drop_k))
-                valid.append(k <= 2)
-        if test_form == "slide":
-            lam1 = cstar[1] ** 4 / b2 * (-res.dm2_dlam)
-            lams = [lam1]
-            if ell >= 2:
-                lams.append(lam1 + 4 * cstar[1] ** 4 * cstar[2] ** 2 / (3 * b2**2 * res.m1**2) * (-res.dm1_dlam))
-            valid = [False] * len(lams)
-        out_d = [+v for v in deltas]
-        out_l = [+v for v in lams]
-        rdict = {"m1": +res.m1, "m2": +res.m2, "dm1_dlam": +res.dm1_dlam, "dm2_dlam": +res.dm2_dlam,
-                 "residual": res.residual, "iterations": res.iterations}
-        train = base_tr - out_d[-1]
-        test = base_te - out_l[-1] if test_form == "corrected" else None
-        return {"delta": out_d, "lambda_test": out_l, "valid": valid, "resolvent": rdict, "baseline_train": +base_tr,
-                "baseline_test": +base_te, "train_loss": train, "test_loss": test, "b2": b2, "rho": rho}
+    c1 = numeric_coeffs(s, 1)[1]
+    cg = numeric_c_rest(s, 1)
+    res: Resolvent = solve_resolvent(P, S, L, c1, cg)
+    Pm, Sm, Lm, nvm = (to_mpf(v) for v in (P, S, L, nv))
+    cstar = list(numeric_coeffs(t, ell))
+    if not allow_uncentered:
+        cstar[0] = mpmath.mpf(0)
+    cs2 = numeric_c_rest(t, 0) ** 2 if not allow_uncentered else numeric_second_moment(t)
+    b2 = cstar[1] ** 2 + Pm * (cs2 + nvm)
+    if b2 == 0:
+        raise HypothesisError("teacher", t.name, "a teacher with E sigma*^2 > 0, or label noise",
+                              "the labels are identically 0: there is no signal and no noise to fit")
+    b = mpmath.sqrt(b2)
+    rho = cstar[1] / b
+    tau1, tau2 = res.tau1, res.tau2
+    h = [cstar[k] * rho**k for k in range(ell + 1)]
+    ratio = Pm / Sm
+    q_lin = ratio * (-res.dm2_dlam) / res.m1**2
+    q_nl = ratio * (-res.dm1_dlam) / res.m1**2
+    # baselines (§7.1, §8.1 / §8.5 with w_k, v_k over all k)
+    rest = cs2 - cstar[1] ** 2 + nvm
+    base_tr = Lm * (cstar[1] ** 2 * tau2 + rest * tau1)
+    base_te = cstar[1] ** 2 * q_lin + rest * q_nl
+    deltas, lams, valid = [], [], []
+    for k in range(1, ell + 1):
+        drop_k = tuple(i for i in dropped if i <= k)
+        dk, chat = delta_matrix(k, tau1, tau2, Lm, h, drop_k)
+        deltas.append(dk)
+        if test_form == "corrected":
+            lams.append(lambda_matrix(k, q_lin, q_nl, chat, h, drop_k))
+            valid.append(k <= 2)
+    if test_form == "slide":
+        lam1 = cstar[1] ** 4 / b2 * (-res.dm2_dlam)
+        lams = [lam1]
+        if ell >= 2:
+            lams.append(lam1 + 4 * cstar[1] ** 4 * cstar[2] ** 2 / (3 * b2**2 * res.m1**2) * (-res.dm1_dlam))
+        valid = [False] * len(lams)
+    out_d = [+v for v in deltas]
+    out_l = [+v for v in lams]
+    rdict = {"m1": +res.m1, "m2": +res.m2, "dm1_dlam": +res.dm1_dlam, "dm2_dlam": +res.dm2_dlam,
+             "residual": res.residual, "iterations": res.iterations}
+    train = base_tr - out_d[-1]
+    test = base_te - out_l[-1] if test_form == "corrected" else None
+    return {"delta": out_d, "lambda_test": out_l, "valid": valid, "resolvent": rdict, "baseline_train": +base_tr,
+            "baseline_test": +base_te, "train_loss": train, "test_loss": test, "b2": b2, "rho": rho}
 
 
 def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0, dps: int = 15,
@@ -242,15 +242,18 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
     nv = check_positive(noise_var, "noise_var", strict=False)
     notes = []
     # hypotheses (docs/theory/spike-theory.md §3)
-    if not _is_zero(s, 0, dps):
+    with precision(dps):                 # the boundary: dps = the digits asked, the working precision set once
+        zero = {k: _is_zero(s, k) for k in range(ell + 1)}
+        zero_t0 = allow_uncentered or _is_zero(t, 0)
+    if not zero[0]:
         raise HypothesisError("student", s.name, "a centred activation (c_0 = 0)",
                               f"c_0 = {mpmath.nstr(s.coeff(0, dps), 8)}; use center=True / --center, or subtract it")
-    if not allow_uncentered and not _is_zero(t, 0, dps):
+    if not zero_t0:
         raise HypothesisError("teacher", t.name, "a centred teacher (c_star,0 = 0)",
                               f"c_star,0 = {mpmath.nstr(t.coeff(0, dps), 8)}; use center=True / --center")
-    if _is_zero(s, 1, dps):
+    if zero[1]:
         raise HypothesisError("student", s.name, "an activation with c_1 != 0", "c_1 = 0")
-    zeros = [k for k in range(2, ell + 1) if _is_zero(s, k, dps)]
+    zeros = [k for k in range(2, ell + 1) if zero[k]]
     hyp = not zeros
     dropped = []
     if zeros:
@@ -272,16 +275,21 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
         warnings.warn(msg, UnvalidatedWarning, stacklevel=2)
         notes.append(msg)
     args = (s, t, P, S, L, nv, ell, tuple(dropped), test_form, allow_uncentered)
-    lo, hi = _gains_values(*args, dps), _gains_values(*args, dps + 10)
     # the error of every value: the change when everything (coefficients, resolvent, matrices) is recomputed
     # at 10 more digits, plus the rounding at the working precision (docs/theory/numerics.md §1)
-    with precision(dps + 10):
-        def err(a, b):
-            return None if a is None else float(abs(a - b) + abs(b) * mpmath.mpf(10) ** -(dps + GUARD_DIGITS - 2))
-        errors = {k: ([err(a, b) for a, b in zip(lo[k], hi[k])] if isinstance(lo[k], list) else err(lo[k], hi[k]))
-                  for k in ("delta", "lambda_test", "baseline_train", "baseline_test", "train_loss", "test_loss", "b2",
-                            "rho")}
-        errors["resolvent"] = {k: err(lo["resolvent"][k], hi["resolvent"][k]) for k in _RES_KEYS}
+    with precision(dps):                                    # the boundary, again for the values
+        rounding = mpmath.mpf(10) ** -(working_digits() - 2)
+        lo = _gains_values(*args)
+        with refined(why="error estimate: every value again at 10 more digits"):
+            hi = _gains_values(*args)
+
+            def err(a, b):
+                return None if a is None else float(abs(a - b) + abs(b) * rounding)
+
+            errors = {k: ([err(a, b) for a, b in zip(lo[k], hi[k])] if isinstance(lo[k], list) else err(lo[k], hi[k]))
+                      for k in ("delta", "lambda_test", "baseline_train", "baseline_test", "train_loss", "test_loss",
+                                "b2", "rho")}
+            errors["resolvent"] = {k: err(lo["resolvent"][k], hi["resolvent"][k]) for k in _RES_KEYS}
     out_d, out_l, valid, rdict = lo["delta"], lo["lambda_test"], lo["valid"], lo["resolvent"]
     base_tr, base_te, train, test, b2, rho = (lo[k] for k in ("baseline_train", "baseline_test", "train_loss",
                                                              "test_loss", "b2", "rho"))

@@ -31,13 +31,13 @@ import sympy as sp
 
 from ..core.caches import cached
 from ..core.limits import MAX_DPS, WORK_HEADROOM
-from ..core.precision import precision, workdps
+from ..core.precision import asked_digits, precision, refined, working_digits
 from ..core.errors import ConvergenceError, HypothesisError, InvalidParameterError
-from ..core.exact import GUARD_DIGITS, binary_exact, check_dps, to_exact, to_mpf
-from ..hermite.activation import Activation
+from ..core.exact import binary_exact, check_dps, to_exact, to_mpf
+from ..hermite.activation import Activation, numeric_c_rest, numeric_coeffs
 from ..core.results import VouchedResult, digits_of, provenance
 
-__all__ = ["Resolvent", "resolvent", "resolvent_from_constants", "resolvent_sweep", "system", "ap20_system",
+__all__ = ["Resolvent", "resolvent", "resolvent_from_constants", "solve_resolvent", "resolvent_sweep", "system", "ap20_system",
            "quartic_coefficients", "M1M2Warning"]
 
 m1, m2, phi, psi, lam, c1, cg = sp.symbols("m1 m2 phi psi lambda c1 c_gt1", positive=True)
@@ -195,87 +195,97 @@ def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> 
     >>> print(mpmath.nstr(r.m1, 10), mpmath.nstr(r.m2, 10))
     3.466048639 1.018617577
     """
-    dps = check_dps(dps, MAX_DPS + WORK_HEADROOM, optional=False)    # inner callers add guard + refinement
-    ex = _check_inputs(phi_v, psi_v, lam_v)
-    with precision(dps):
-        P, S, L = (to_mpf(e, dps) for e in ex)
-        C1 = c1_v if isinstance(c1_v, mpmath.mpf) else to_mpf(to_exact(c1_v, "c1"), dps)
-        CG = cg_v if isinstance(cg_v, mpmath.mpf) else to_mpf(to_exact(cg_v, "c_gt1"), dps)
-        if C1 == 0:
-            raise HypothesisError("c1", c1_v, "c1 != 0", "the resolvent system needs a non-zero linear coefficient")
-        if CG < 0:
-            raise InvalidParameterError("c_gt1", cg_v, "a real number >= 0")
-        C1 = abs(C1)
-        fns = _compiled("mpmath")
-        args = (P, S, L, C1, CG)
-        q = fns["q"](*args)
-        coeffs = list(reversed(q))
-        while coeffs and coeffs[0] == 0:  # c_>1 = 0: degree drop (§6.3 item 2)
-            coeffs.pop(0)
-        roots = None
-        for steps, extra in ((200, 4), (2000, 12)):
-            try:
-                with workdps(2 * (dps + GUARD_DIGITS)):
-                    roots = mpmath.polyroots(coeffs, maxsteps=steps, extraprec=extra * (dps + GUARD_DIGITS))
-                break
-            except mpmath.libmp.NoConvergence:
-                continue
-        if roots is None:
-            raise ConvergenceError("the quartic of the m1, m2 system: polynomial root finder did not converge "
-                                   f"(phi={mpmath.nstr(P, 5)}, psi={mpmath.nstr(S, 5)}, lambda={mpmath.nstr(L, 5)})",
-                                   2000)
-        tol = mpmath.mpf(10) ** (-(dps + GUARD_DIGITS - 5))
-        cands = []
-        all_pairs = []
-        for rt in roots:
-            # an ill-conditioned quartic (extreme phi, psi, lambda) returns real roots with a small spurious
-            # imaginary part: keep them as candidates, Newton on (G1, G2) in real arithmetic decides
-            if abs(mpmath.im(rt)) > mpmath.mpf(10) ** -6 * abs(rt):
-                all_pairs.append((rt, None))
-                continue
-            x = mpmath.re(rt)
-            y = fns["m2"](x, *args)
-            all_pairs.append((x, y))
-            if x > 0 and y > 0:
-                pol = _newton_pair(fns, x, y, args, tol)
-                if pol is not None and not any(abs(pol[0] - c[0]) <= 1e-8 * abs(c[0]) for c in cands):
-                    cands.append(pol)
-        if len(cands) != 1:
-            raise ConvergenceError(f"expected exactly one positive root of the m1, m2 system, found {len(cands)}; "
-                                   f"roots: {[(mpmath.nstr(a, 8), mpmath.nstr(b, 8) if b is not None else None) for a, b in all_pairs]}")
-        x, y, it = cands[0]
-        g1, g2 = fns["G"](x, y, *args)
-        res = max(abs(g1), abs(g2))
-        # residual relative to the natural scale of G (J times the root): phi, psi can be 1e6 or 1e-6
-        j11, j12, j21, j22 = fns["J"](x, y, *args)
-        scale = abs(j11 * x) + abs(j12 * y) + abs(j21 * x) + abs(j22 * y)
-        if res > mpmath.mpf(10) ** (-(dps + 2)) * scale:
-            raise ConvergenceError("Newton polish of the m1, m2 system did not converge", it, float(res))
-        ratio = L * S * x / P
-        if not (0 < ratio < 1) or fns["D"](x, *args) <= 0:
-            raise ConvergenceError(f"unphysical root: lambda psi m1/phi = {mpmath.nstr(ratio, 5)} (need (0, 1))", it,
-                                   float(res))
-        if y > x * (1 + tol):
-            warnings.warn(f"m2 = {mpmath.nstr(y, 8)} > m1 = {mpmath.nstr(x, 8)} (empirically never seen)", M1M2Warning,
-                          stacklevel=2)
-        def derivs(x, y):
-            u1, u2, det = _solve2(fns["J"](x, y, *args), fns["dG"](x, y, *args))
-            return -u1, -u2, det
+    dps = check_dps(dps, MAX_DPS + WORK_HEADROOM, optional=False)    # a refinement may ask above MAX_DPS
+    with precision(dps):                                             # the boundary: the working precision, once
+        return solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v)
 
-        dm1, dm2, det = derivs(x, y)
-        # error estimate (docs/theory/numerics.md §1): one more Newton correction (the solver's error) plus
-        # the working precision amplified by the condition of the 2x2 system; the derivatives are
-        # re-evaluated at the root moved by that error
-        c1_, c2_, _ = _solve2(fns["J"](x, y, *args), fns["G"](x, y, *args))
-        ex = abs(c1_) + abs(x) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
-        ey = abs(c2_) + abs(y) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
-        d1b, d2b, _ = derivs(x + ex, y + ey)
-        # the derivatives solve J u = dG: rounding in J and dG (10 units, the convention above) is amplified
-        # by the condition number of J, ||J|| ||J^-1|| <= ||J||^2 / |det J| for a 2x2 matrix (entrywise norms)
-        jn = abs(j11) + abs(j12) + abs(j21) + abs(j22)
-        amp = 10 * mpmath.eps * (1 + jn * jn / abs(det))
-        errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + amp * abs(dm1)),
-                  "dm2_dlam": float(abs(d2b - dm2) + amp * abs(dm2))}
+
+def solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v) -> Resolvent:
+    r"""Solve §6 at the ambient precision (below a boundary, e.g. :func:`resolvent_from_constants`); the result's
+    ``dps`` is the digits asked at that boundary (docs/theory/spike-theory.md §6.3, §6.4)."""
+    dps = asked_digits()
+    ex = _check_inputs(phi_v, psi_v, lam_v)
+    P, S, L = (to_mpf(e) for e in ex)
+    C1 = c1_v if isinstance(c1_v, mpmath.mpf) else to_mpf(to_exact(c1_v, "c1"))
+    CG = cg_v if isinstance(cg_v, mpmath.mpf) else to_mpf(to_exact(cg_v, "c_gt1"))
+    if C1 == 0:
+        raise HypothesisError("c1", c1_v, "c1 != 0", "the resolvent system needs a non-zero linear coefficient")
+    if CG < 0:
+        raise InvalidParameterError("c_gt1", cg_v, "a real number >= 0")
+    C1 = abs(C1)
+    fns = _compiled("mpmath")
+    args = (P, S, L, C1, CG)
+    q = fns["q"](*args)
+    coeffs = list(reversed(q))
+    while coeffs and coeffs[0] == 0:  # c_>1 = 0: degree drop (§6.3 item 2)
+        coeffs.pop(0)
+    roots = None
+    wd = working_digits()
+    for steps, extra in ((200, 4), (2000, 12)):
+        try:
+            # the quartic's roots lose up to half their digits at a near-double root: twice the working
+            # digits, and mpmath's extra precision (bits) for Durand-Kerner grows with them
+            with refined(wd, why="polyroots: a near-double root of the quartic halves the digits"):
+                roots = mpmath.polyroots(coeffs, maxsteps=steps, extraprec=extra * wd)
+            break
+        except mpmath.libmp.NoConvergence:
+            continue
+    if roots is None:
+        raise ConvergenceError("the quartic of the m1, m2 system: polynomial root finder did not converge "
+                               f"(phi={mpmath.nstr(P, 5)}, psi={mpmath.nstr(S, 5)}, lambda={mpmath.nstr(L, 5)})",
+                               2000)
+    tol = mpmath.mpf(10) ** (-(wd - 5))        # Newton's step size: 5 digits above the working precision's
+    cands = []
+    all_pairs = []
+    for rt in roots:
+        # an ill-conditioned quartic (extreme phi, psi, lambda) returns real roots with a small spurious
+        # imaginary part: keep them as candidates, Newton on (G1, G2) in real arithmetic decides
+        if abs(mpmath.im(rt)) > mpmath.mpf(10) ** -6 * abs(rt):
+            all_pairs.append((rt, None))
+            continue
+        x = mpmath.re(rt)
+        y = fns["m2"](x, *args)
+        all_pairs.append((x, y))
+        if x > 0 and y > 0:
+            pol = _newton_pair(fns, x, y, args, tol)
+            if pol is not None and not any(abs(pol[0] - c[0]) <= 1e-8 * abs(c[0]) for c in cands):
+                cands.append(pol)
+    if len(cands) != 1:
+        raise ConvergenceError(f"expected exactly one positive root of the m1, m2 system, found {len(cands)}; "
+                               f"roots: {[(mpmath.nstr(a, 8), mpmath.nstr(b, 8) if b is not None else None) for a, b in all_pairs]}")
+    x, y, it = cands[0]
+    g1, g2 = fns["G"](x, y, *args)
+    res = max(abs(g1), abs(g2))
+    # residual relative to the natural scale of G (J times the root): phi, psi can be 1e6 or 1e-6
+    j11, j12, j21, j22 = fns["J"](x, y, *args)
+    scale = abs(j11 * x) + abs(j12 * y) + abs(j21 * x) + abs(j22 * y)
+    if res > mpmath.mpf(10) ** (-(dps + 2)) * scale:    # converged: 2 digits beyond those asked, on G's scale
+        raise ConvergenceError("Newton polish of the m1, m2 system did not converge", it, float(res))
+    ratio = L * S * x / P
+    if not (0 < ratio < 1) or fns["D"](x, *args) <= 0:
+        raise ConvergenceError(f"unphysical root: lambda psi m1/phi = {mpmath.nstr(ratio, 5)} (need (0, 1))", it,
+                               float(res))
+    if y > x * (1 + tol):
+        warnings.warn(f"m2 = {mpmath.nstr(y, 8)} > m1 = {mpmath.nstr(x, 8)} (empirically never seen)", M1M2Warning,
+                      stacklevel=2)
+    def derivs(x, y):
+        u1, u2, det = _solve2(fns["J"](x, y, *args), fns["dG"](x, y, *args))
+        return -u1, -u2, det
+
+    dm1, dm2, det = derivs(x, y)
+    # error estimate (docs/theory/numerics.md §1): one more Newton correction (the solver's error) plus
+    # the working precision amplified by the condition of the 2x2 system; the derivatives are
+    # re-evaluated at the root moved by that error
+    c1_, c2_, _ = _solve2(fns["J"](x, y, *args), fns["G"](x, y, *args))
+    ex = abs(c1_) + abs(x) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
+    ey = abs(c2_) + abs(y) * 10 * mpmath.eps * (1 + scale * (abs(x) + abs(y)) / abs(det) / (abs(x) + abs(y)) ** 2)
+    d1b, d2b, _ = derivs(x + ex, y + ey)
+    # the derivatives solve J u = dG: rounding in J and dG (10 units, the convention above) is amplified
+    # by the condition number of J, ||J|| ||J^-1|| <= ||J||^2 / |det J| for a 2x2 matrix (entrywise norms)
+    jn = abs(j11) + abs(j12) + abs(j21) + abs(j22)
+    amp = 10 * mpmath.eps * (1 + jn * jn / abs(det))
+    errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + amp * abs(dm1)),
+              "dm2_dlam": float(abs(d2b - dm2) + amp * abs(dm2))}
     # (no unary plus out here: it would round to the global precision)
     return Resolvent(m1=x, m2=y, dm1_dlam=dm1, dm2_dlam=dm2, phi=P, psi=S, lam=L, c1=C1, c_gt1=CG, dps=dps,
                      iterations=it, residual=res, errors=errors, method="quartic (mp.polyroots) + Newton polish",
@@ -292,11 +302,14 @@ def resolvent(student, phi_v, psi_v, lam_v, dps: int = 15) -> Resolvent:
     """
     dps = check_dps(dps, MAX_DPS, optional=False)           # the public boundary: the digits asked
     s = Activation.from_any(student, "student", center=True)
-    c1_v = s.coeff(1, dps + GUARD_DIGITS)
-    cg_v = s.c_gt1(dps + GUARD_DIGITS)
-    if s.is_zero_coeff(1) or c1_v == 0:
-        raise HypothesisError("student", s.name, "an activation with c1 != 0", "c1 = 0")
-    return resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps)
+    with precision(dps):                                    # the boundary: the working precision, once
+        # the constants enter the error estimate of the m1, m2 system as exact: they are evaluated 10 digits
+        # beyond the working precision (quadrature converged 10 digits further), so their error is negligible
+        with refined(why="c1, c_>1 are taken as exact by the resolvent's error estimate"):
+            c1_v, cg_v = numeric_coeffs(s, 1)[1], numeric_c_rest(s, 1)
+        if s.is_zero_coeff(1) or c1_v == 0:
+            raise HypothesisError("student", s.name, "an activation with c1 != 0", "c1 = 0")
+        return solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v)
 
 
 #: Points of one sweep that may be re-solved in mpmath when their float64 root fails the checks.
