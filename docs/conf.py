@@ -75,7 +75,15 @@ html_theme = "furo"
 html_title = f"onestep_theory {release}"
 html_static_path = []
 
-# MathJax 3 comes from its CDN. To read the site offline, point ONESTEP_DOCS_MATHJAX at a local copy of MathJax 3's
+# The notebook's rich outputs (the results' _repr_html_) write math as $...$, as Jupyter renders it; the pages' own
+# math comes out of MyST as \(...\) and \[...\]. MathJax reads both (code and pre blocks are never read).
+_MATHJAX = {"tex": {"inlineMath": [["$", "$"], ["\\(", "\\)"]], "displayMath": [["$$", "$$"], ["\\[", "\\]"]],
+                    "processEscapes": True}}
+mathjax4_config = _MATHJAX
+# MyST has MathJax read only its math elements in a Markdown page; a notebook's HTML outputs are read too
+myst_mathjax_classes = "tex2jax_process|mathjax_process|math|output_area|text_html"
+
+# MathJax comes from its CDN (version 4, Sphinx's default). To read the site offline, point ONESTEP_DOCS_MATHJAX at a local copy of MathJax 3's
 # es5/ directory (e.g. from `npm pack mathjax@3`): it is copied into _static/ and loaded from there.
 if os.environ.get("ONESTEP_DOCS_MATHJAX"):
     _mj = pathlib.Path(os.environ["ONESTEP_DOCS_MATHJAX"]).resolve()
@@ -83,3 +91,4 @@ if os.environ.get("ONESTEP_DOCS_MATHJAX"):
         raise ValueError(f"ONESTEP_DOCS_MATHJAX: no tex-mml-chtml.js in {_mj}")
     html_static_path.append(str(_mj.parent))
     mathjax_path = f"{_mj.name}/tex-mml-chtml.js"
+    mathjax4_config, mathjax3_config = None, _MATHJAX
