@@ -79,7 +79,7 @@ html_static_path = []
 # math comes out of MyST as \(...\) and \[...\]. MathJax reads both (code and pre blocks are never read).
 _MATHJAX = {"tex": {"inlineMath": [["$", "$"], ["\\(", "\\)"]], "displayMath": [["$$", "$$"], ["\\[", "\\]"]],
                     "processEscapes": True}}
-mathjax4_config = _MATHJAX
+mathjax3_config = mathjax4_config = _MATHJAX       # Sphinx 7-8 load MathJax 3, Sphinx 9 MathJax 4
 # MyST has MathJax read only its math elements in a Markdown page; a notebook's HTML outputs are read too
 myst_mathjax_classes = "tex2jax_process|mathjax_process|math|output_area|text_html"
 
