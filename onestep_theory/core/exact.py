@@ -189,10 +189,11 @@ def to_mpf(value, dps: int | None = None):
 
 def nstr(value, dps: int) -> str:
     """Decimal string of *value* with ``dps`` significant digits (docs/theory/hermite.md §5.7)."""
+    at = max(1, int(dps))                 # a formatter's boundary: a count below 1 prints at 1 digit's precision
     if isinstance(value, sp.Basic):
         if value.is_zero:
             return "0"
-        with precision(dps):
+        with precision(at):
             value = to_mpf(value)
     if isinstance(value, (int,)):
         return str(value)
@@ -202,7 +203,7 @@ def nstr(value, dps: int) -> str:
         if value == 0:
             return "0"
         return repr(value) if dps >= 17 else f"{value:.{dps}g}"
-    with precision(dps):
+    with precision(at):
         return mpmath.nstr(mpmath.mpf(value), dps, strip_zeros=False, min_fixed=-6, max_fixed=12)
 
 

@@ -182,6 +182,7 @@ def _coeff_errors(act, kmax: int, values, exact) -> dict:
         out = {"values": [err(values[k], hi[k], exact[k] is not None) for k in range(kmax + 1)]}
         for key, (_, ex) in moments.items():
             out[key] = err(lo[key], hi_m[key], isinstance(ex, sp.Basic) and ex.is_number)
+    # not reached: a relative error above 10^-D, unless it is below 10^-(D+2) absolutely (a coefficient near 0)
     worst = [(k, e, values[k]) for k, e in enumerate(out["values"]) if e > 10.0 ** -dps * abs(float(values[k]))
              and float(values[k]) != 0 and e > 10.0 ** -(dps + 2)]
     if worst:

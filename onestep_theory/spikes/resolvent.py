@@ -234,7 +234,8 @@ def solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v) -> Resolvent:
         raise ConvergenceError("the quartic of the m1, m2 system: polynomial root finder did not converge "
                                f"(phi={mpmath.nstr(P, 5)}, psi={mpmath.nstr(S, 5)}, lambda={mpmath.nstr(L, 5)})",
                                2000)
-    tol = mpmath.mpf(10) ** (-(wd - 5))        # Newton's step size: 5 digits above the working precision's
+    # Newton stops at a relative step 5 digits above the round-off: quadratic convergence puts the next below it
+    tol = mpmath.mpf(10) ** (-(wd - 5))
     cands = []
     all_pairs = []
     for rt in roots:
