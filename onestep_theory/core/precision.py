@@ -19,6 +19,7 @@ picked up by mpmath as its integer backend.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import numbers
@@ -26,7 +27,7 @@ import numbers
 import flint
 import mpmath
 
-from .errors import InvalidParameterError
+from .errors import ConvergenceError, InvalidParameterError
 from .limits import MAX_DPS, WORK_HEADROOM
 
 #: Guard digits added to every evaluation of a result of ``dps`` digits (docs/theory/hermite.md §5.1: at least 10).
@@ -161,3 +162,111 @@ def signed_man_exp(v) -> tuple:
     # precision context, the bug class of issue 21)
     sign, man, exp, _ = (v if isinstance(v, mpmath.mpf) else mpmath.mpf(v))._mpf_
     return (-int(man) if sign else int(man)), int(exp)
+
+
+# ---- refinement to a target (issue 34 item 4): the one loop "compute on rule level L = 0, 1, ...; stop when the
+# change meets the target" (docs/theory/numerics.md §1, §5), in the manner of mpmath's
+# QuadratureRule.summation / estimate_error.  A value on level L carries the error
+#     |v_L - v_{L-1}| + (the solver's last correction) + u max(1, |v_L|)            (error_of)
+# and the loop (refine) stops at the first level whose errors meet their Targets, after MAX_LEVEL refinements, or
+# at the rules' node limit.  Users: srf.single.solve, srf.grouped.kgroup, srf.optimal.boundrule.
+
+__all__ += ["EPS64", "MAX_LEVEL", "Target", "Refined", "error_of", "refine"]
+
+#: Spacing of float64 at 1 (``numpy.finfo(float).eps``): the rounding unit of the float64 paths.
+EPS64 = 2.0 ** -52
+#: Refinements of a rule tried before giving up (``MAX_LEVEL + 1`` levels computed at most; the node count grows
+#: by ``hermite.quadrature.GROWTH`` per level).
+MAX_LEVEL = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    r"""The error wanted of one value: ``rel`` relative (:math:`\epsilon\le\mathrm{rel}\,|v|`), or ``abs``
+    absolute (:math:`\epsilon\le\mathrm{abs}`); with ``scale`` a value that is 0 within its error meets ``rel``
+    absolutely, of that scale (:math:`|v|+\epsilon\le\mathrm{rel}\cdot\mathrm{scale}`: docs/theory/numerics.md
+    §9, the bounds).
+
+    >>> Target.of(None).met(0.5, 4e-11), Target.of(30).met(0.5, 4e-11)
+    (True, False)
+    >>> Target(1e-10, scale=0.5).met(1e-13, 1e-12)          # a zero value, absolute of the scale
+    True
+    """
+
+    rel: float = 0.0
+    abs: float = 0.0
+    scale: float | None = None
+
+    @classmethod
+    def of(cls, dps=None, tol: float = 1e-10, scale=None) -> "Target":
+        """The relative target of a result of ``dps`` digits (:math:`10^{-\\mathrm{dps}}`), or ``tol`` in float64."""
+        return cls(rel=tol if dps is None else 10.0 ** -dps, scale=None if scale is None else float(scale))
+
+    def met(self, value, err) -> bool:
+        v, e = abs(float(value)), float(err)
+        if e <= max(self.rel * v, self.abs):
+            return True
+        return self.scale is not None and v + e <= self.rel * self.scale
+
+
+def error_of(change, solver=0.0, rounding: float = 0.0, value=1.0) -> float:
+    r"""The error of a refined value (module docstring): ``change`` :math:`|v_L-v_{L-1}|`, the ``solver``'s last
+    correction (absolute), and the relative ``rounding`` term scaled by :math:`\max(1,|v_L|)`.
+
+    >>> error_of(2.0 ** -20, 2.0 ** -30, 2.0 ** -50, 4.0) == 2.0 ** -20 + 2.0 ** -30 + 2.0 ** -48
+    True
+    """
+    return float(change) + float(solver) + rounding * max(1.0, abs(float(value)))
+
+
+@dataclasses.dataclass
+class Refined:
+    """What :func:`refine` computed: ``levels`` (the step's results, coarsest first: ``levels[-1]`` is the value
+    reported, ``levels[-2]`` the one it was compared with), ``estimate`` (the estimate's first element for that
+    pair) and ``met`` (every target met)."""
+
+    levels: list
+    estimate: object
+    met: bool
+
+    @property
+    def last(self):
+        return self.levels[-1]
+
+
+def refine(step, estimate, *, start: int = 0, max_level: int = MAX_LEVEL, what: str = "refinement",
+           progress=None) -> Refined:
+    """Compute ``step(level, previous)`` for level = ``start``, ``start`` + 1, … (``previous``: the step's result
+    on the level before, None at first: a warm start) until the targets are met.
+
+    ``estimate(coarse, fine) -> (errors, checks)``: the errors of ``fine`` (anything the caller reports) and
+    ``checks``, an iterable of ``(value, error, Target)``; the loop stops when every check is met, after
+    ``max_level`` refinements (``max_level`` + 1 levels), or when ``step`` raises InvalidParameterError naming
+    ``quadrature`` (the rule's node limit: the levels so far are kept; with fewer than two there is no error
+    estimate, and ConvergenceError says so).  ``progress(i, n)`` is called after each level.
+
+    >>> out = refine(lambda L, prev: sum(2.0 ** -k for k in range(4 * L + 8)),
+    ...              lambda a, b: ((e := error_of(abs(b - a))), [(b, e, Target(1e-6))]))
+    >>> len(out.levels), out.met, abs(out.last - 2) <= out.estimate
+    (5, True, True)
+    """
+    levels, errors, met = [], None, False
+    n = max(1, int(max_level)) + 1
+    for level in range(start, start + n):
+        try:
+            res = step(level, levels[-1] if levels else None)
+        except InvalidParameterError as exc:
+            if exc.param != "quadrature":
+                raise
+            if len(levels) < 2:
+                raise ConvergenceError(f"{what}: no error estimate possible ({exc})", len(levels)) from None
+            break                                # node limit reached: report what we have
+        levels.append(res)
+        if progress is not None:
+            progress(level - start + 1, n)
+        if len(levels) >= 2:
+            errors, checks = estimate(levels[-2], levels[-1])
+            if all(t.met(v, e) for v, e, t in checks):
+                met = True
+                break
+    return Refined(levels, errors, met)

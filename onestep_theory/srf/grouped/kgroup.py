@@ -19,6 +19,7 @@ import numpy as np
 
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import to_exact, to_mpf
+from ...core.precision import EPS64, Target, error_of, refine
 from ...core.results import VouchedResult, provenance
 from ..features.kappa import GroupSetup, group_setup
 from ..single.saddle import DomainError
@@ -27,10 +28,8 @@ from ..single.solvers import packed_jacobian, solve_packed
 from .groupchannel import ArbChannel, StateLayout, group_channel
 from .groupprior import PriorDomainError, kgroup_prior
 
-__all__ = ["KGroupData", "KGroupFit", "kgroup_map", "kgroup_work", "check_kgroup_work", "solve_kgroup", "MAX_LEVEL", "MAX_KGROUP_WORK"]
+__all__ = ["KGroupData", "KGroupFit", "kgroup_map", "kgroup_work", "check_kgroup_work", "solve_kgroup", "MAX_KGROUP_WORK"]
 
-#: Refinement levels of the κ-rule tried before giving up.
-MAX_LEVEL = 4
 #: Largest :func:`kgroup_work` (K groups at dps D: K (D + 10)^2): 12 groups to 60 digits, 2 groups to 100 (each
 #: about a minute or two on the 2-core machine of benchmarks/bench_kgroup.py; 12 groups at 30 digits: 20 s).
 MAX_KGROUP_WORK = 12 * 70 ** 2
@@ -38,7 +37,6 @@ MAX_KGROUP_WORK = 12 * 70 ** 2
 #: settings, the float64 values lie 19 to 239 times, the 15- and 25-digit values 5 to 3344 times closer to their
 #: 35-digit values than the stated error with this factor (docs/theory/numerics.md §5; tests/test_kgroup.py).
 ROUNDING_SAFETY = 2.0
-_EPS64 = 2.0 ** -52
 
 
 @dataclasses.dataclass
@@ -72,13 +70,12 @@ def kgroup_map(x, G: GroupSetup, o: KGroupData, layout: StateLayout):
     return new, vals
 
 
-def _polish(F, x, Jg_inv, tol, max_steps):
-    """Chord Newton x <- x - (J_G)^-1 (F(x) - x) with a fixed float64 Jacobian, at the precision of ``x``; ``F``
+def _polish(F, x, Jm, tol, max_steps):
+    """Chord Newton x <- x - (J_G)^-1 (F(x) - x) with a fixed float64 Jacobian ``Jm`` (as mpf entries for an mpf
+    ``x``), at the precision of ``x``; ``F``
     returns ``(new state, values)``.  Returns ``(x, steps, last correction, values at x, |F(x) - x|)``: stops when
     the correction falls below ``tol`` (relative) or stops contracting (the rounding floor); the last correction
     is not applied — it is the solver's error (docs/theory/numerics.md §5)."""
-    mp = x.dtype == object
-    Jm = np.array([[mpmath.mpf(float(v)) for v in row] for row in Jg_inv], dtype=object) if mp else Jg_inv
     prev = math.inf
     for step in range(1, max_steps + 1):
         y, vals = F(x)
@@ -183,7 +180,7 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
         raise ConvergenceError("asymptotic K-group saddle point: singular Jacobian at the fixed point", fev) from None
     cond = max(1.0, float(np.linalg.norm(Jg_inv, np.inf)))
     if dps is None:
-        o, target, unit, digits, tol_step, steps = of, tol, _EPS64, 16, 1e-15, 8
+        o, target, unit, digits, tol_step, steps = of, tol, EPS64, 16, 1e-15, 8
     else:
         wd = mpmath.mp.dps
         al, be, la, nv = (to_mpf(to_exact(inputs[k], k), wd) for k in ("alpha", "beta", "lam", "noise_var"))
@@ -193,35 +190,26 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
         x = np.array([mpmath.mpf(float(v)) for v in x], dtype=object)
         target, unit, digits = 10.0 ** -dps, 10.0 ** -(wd - 1), dps + 2
         tol_step, steps = mpmath.mpf(10) ** -(wd - 3), 40
-    levels = []
-    newton = 0
-    for lev in range(0, MAX_LEVEL + 1):
-        try:
-            G = G0 if (dps is None and lev == 0) else group_setup(student, teacher, spikes, cs, gamma, level=lev,
-                                                                    digits=digits, dps=None if dps is None else wd)
-        except InvalidParameterError as exc:
-            if exc.param != "quadrature":
-                raise
-            if len(levels) < 2:
-                raise ConvergenceError(f"asymptotic K-group saddle point: no error estimate possible ({exc})",
-                                       fev) from None
-            break                                # node limit reached: report what we have
-        x, n, last, vals, residual = _polish(lambda y, G=G: kgroup_map(y, G, o, layout), x, Jg_inv, tol_step, steps)
-        newton += n
+    Jm = None if dps is None else np.array([[mpmath.mpf(float(v)) for v in row] for row in Jg_inv], dtype=object)
+
+    def step(lev, prev):
+        G = G0 if (dps is None and lev == 0) else group_setup(student, teacher, spikes, cs, gamma, level=lev,
+                                                              digits=digits, dps=None if dps is None else wd)
+        xl, n, last, vals, residual = _polish(lambda y: kgroup_map(y, G, o, layout), x if prev is None else prev[0],
+                                              Jm if Jm is not None else Jg_inv, tol_step, steps)
         solver = float(sum(abs(float(g) * float(d)) for g, d in zip(grad, last)))
-        n_nodes = len(G.kappa)
-        rounding = rounding_floor(unit, cond, n_nodes, dps is not None, ROUNDING_SAFETY)
-        levels.append((lev, vals, solver, rounding, n_nodes, G))
-        if progress is not None:
-            progress(lev + 1, MAX_LEVEL + 1)
-        if len(levels) >= 2:
-            disc = float(abs(vals["test_error"] - levels[-2][1]["test_error"]))
-            err = disc + solver + rounding * max(1.0, abs(float(vals["test_error"])))
-            if err <= target * abs(float(vals["test_error"])):
-                break
-    lev, vals, solver, rounding, n_nodes, G = levels[-1]
-    disc = float(abs(vals["test_error"] - levels[-2][1]["test_error"]))
-    rnd = rounding * max(1.0, abs(float(vals["test_error"])))
+        rounding = rounding_floor(unit, cond, len(G.kappa), dps is not None, ROUNDING_SAFETY)
+        return xl, vals, solver, rounding, n, residual, lev, len(G.kappa)
+
+    def estimate(coarse, fine):
+        v = fine[1]["test_error"]
+        disc = float(abs(v - coarse[1]["test_error"]))
+        rnd = fine[3] * max(1.0, abs(float(v)))
+        return (disc, rnd), [(v, error_of(disc, fine[2], fine[3], v), Target(target))]
+
+    out = refine(step, estimate, what="asymptotic K-group saddle point", progress=progress)
+    x, vals, solver, _, _, residual, lev, n_nodes = out.last
+    (disc, rnd), newton = out.estimate, sum(lv[4] for lv in out.levels)
     order = {k: vals[k] for k in ("m", "theta", "psi", "Q1", "q2", "V1", "V2")}
     return KGroupFit(test_error=vals["test_error"], errors={"test_error": disc + solver + rnd, "discretisation": disc,
                                                             "solver": solver, "rounding": rnd},

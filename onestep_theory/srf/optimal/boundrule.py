@@ -23,11 +23,10 @@ import sympy as sp
 
 from ...core.errors import ConvergenceError
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import GUARD_DIGITS, precision
+from ...core.precision import GUARD_DIGITS, Target, error_of, precision, refine
 from ...hermite.activation import Activation
 from ...hermite.expressions import breakpoints, x
 from ..features.kappa import srf_setup
-from ..single.solve import MAX_LEVEL
 
 __all__ = ["IllConditioned", "bounds_on_rule", "refined_bounds", "smooth_enough", "meets"]
 
@@ -165,63 +164,81 @@ def meets(value, err, scale) -> tuple:
 
 def refined_bounds(student, teacher, r, c, gamma, dps, target, *, direction=None, gtol=None, cheap=False,
                    which=(0, 1)):
-    """Both bounds at (r, c, γ) with error estimates, refining the κ-rule until ``target`` is met by
-    :func:`meets` (relative, or absolute for a zero value); with ``direction`` also their slopes, refined until
+    r"""Both bounds at (r, c, γ) with error estimates, refining the κ-rule (:func:`~onestep_theory.core.precision.refine`)
+    until ``target`` is met (relative, or absolute of :math:`\|\sigma_\star\|^2` for a zero value, as :func:`meets`
+    counts digits); with ``direction`` also their slopes, refined until
     their errors are below ``gtol`` (absolute), for the bounds in ``which`` (0: upper, 1: lower).  ``cheap``: the
     level-0 values only (errors None).
 
     With ``dps`` the working precision grows by the digits the orthogonalisation of (27) loses (log10 of its
     amplification, large at small r), so that the digits asked for stay within reach.  Returns
     ``(values, errors, slopes, slope_errors)``."""
+    extra = 0
+    while True:
+        try:
+            return _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap, which, extra)
+        except _MoreDigits as exc:          # restart at the precision this conditioning needs
+            extra = exc.args[0]
+
+
+class _MoreDigits(Exception):
+    """The orthogonalisation of (27) needs ``args[0]`` more working digits than it had."""
+
+
+def _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap, which, extra):
+    """:func:`refined_bounds` at ``extra`` working digits beyond the guard digits (raises _MoreDigits when they are
+    too few); the levels are those of :func:`~onestep_theory.core.precision.refine`."""
     t = Activation.from_any(teacher, "teacher")
     ext = float(gamma) < 1
-    extra, prev, level = 0, None, 0
-    want = round(-math.log10(target))
     gtol = math.inf if gtol is None else float(gtol)
-    norm2 = float(t.second_moment(20)) if dps is None else None
-    while level <= MAX_LEVEL:
-        wd = None if dps is None else dps + GUARD_DIGITS + extra
-        if dps is not None:
-            norm2 = t.second_moment(wd + 2)
-        digits = 16 if dps is None else dps + 2
+    wd = None if dps is None else dps + GUARD_DIGITS + extra
+    digits = 16 if dps is None else dps + 2
+    norm2 = float(t.second_moment(20)) if dps is None else t.second_moment(wd + 2)
+
+    def step(level, prev):
         S = srf_setup(student, teacher, r, c, gamma, digits=digits, level=level, dps=wd)
         if dps is None:
             dmu = None if direction is None else _slopes_on(S, student, teacher, r, c, gamma, direction, digits,
                                                             level, wd, 1 in which)
             *vals, amp, sl = bounds_on_rule(S, norm2, ext, dmu)
-        else:
-            try:
-                with precision(wd - GUARD_DIGITS):
-                    dmu = None if direction is None else _slopes_on(S, student, teacher, r, c, gamma, direction,
-                                                                    digits, level, wd, 1 in which)
-                    *vals, amp, sl = bounds_on_rule(S, mpmath.mpf(norm2), ext, dmu)
-            except IllConditioned as exc:
-                amp = exc.args[0]
-            # |u|^2 = |v|^2 / amp^2 is formed by cancellation: it loses log10(amp^2) digits, so add as many
-            need = 2 * math.ceil(math.log10(amp)) if amp > 10 else 0
-            if dps + GUARD_DIGITS + need > MAX_SRF_DPS + GUARD_DIGITS + 60:
-                raise ConvergenceError(f"bound (27): the orthogonalisation loses {math.log10(amp):.0f} digits at "
-                                       f"these parameters (r too small); {dps} digits are out of reach")
-            if need > extra:                # restart at the precision this conditioning needs
-                extra, prev, level = need, None, 0
-                continue
-        if cheap:
-            return vals, None, (None if sl is None else sl[:2]), None
-        if prev is not None:
-            # rounding: the unit roundoff, amplified for (27) by the orthogonalisation (ill-conditioned at small r)
-            rnd = 1e-14 if dps is None else 10.0 ** -(wd - 2)
-            errs = [float(abs(v - p)) + rnd * f * max(1.0, abs(float(v)))
-                    for v, p, f in zip(vals, prev[0], (1.0, amp))]
-            ok = all(meets(vals[j], errs[j], norm2)[0] >= want for j in which)
-            serrs = None
-            if sl is not None:
-                # rounding of a weighted sum over N nodes: 4 u log2(N) (float64), or the working precision
-                srnd = 4 * 2.0 ** -53 * math.log2(len(S.w)) if dps is None else rnd
-                serrs = [float(abs(a - b)) + srnd * amp * amp * sl[2] if j in which and not mpmath.isnan(a)
-                         else math.inf for j, (a, b) in enumerate(zip(sl[:2], prev[1][:2]))]
-                sl = sl[:2]
-                ok = ok and all(serrs[j] <= gtol for j in which)
-            if ok:
-                return vals, errs, sl, serrs
-        prev, level = (vals, sl), level + 1
-    return vals, errs, sl, serrs
+            return vals, amp, sl, len(S.w)
+        try:
+            with precision(wd - GUARD_DIGITS):
+                dmu = None if direction is None else _slopes_on(S, student, teacher, r, c, gamma, direction,
+                                                                digits, level, wd, 1 in which)
+                *vals, amp, sl = bounds_on_rule(S, mpmath.mpf(norm2), ext, dmu)
+        except IllConditioned as exc:
+            vals, amp, sl = None, exc.args[0], None
+        # |u|^2 = |v|^2 / amp^2 is formed by cancellation: it loses log10(amp^2) digits, so add as many
+        need = 2 * math.ceil(math.log10(amp)) if amp > 10 else 0
+        if vals is None:                    # ill-conditioned beyond these digits: at least one more
+            need = max(need, extra + 1)
+        if dps + GUARD_DIGITS + need > MAX_SRF_DPS + GUARD_DIGITS + 60:
+            raise ConvergenceError(f"bound (27): the orthogonalisation loses {math.log10(amp):.0f} digits at "
+                                   f"these parameters (r too small); {dps} digits are out of reach")
+        if need > extra:
+            raise _MoreDigits(need)
+        return vals, amp, sl, len(S.w)
+
+    if cheap:
+        vals, _, sl, _ = step(0, None)
+        return vals, None, (None if sl is None else sl[:2]), None
+    # rounding: the unit roundoff, amplified for (27) by the orthogonalisation (ill-conditioned at small r); of the
+    # slopes, a weighted sum over N nodes: 4 u log2(N) (float64), or the working precision
+    rnd = 1e-14 if dps is None else 10.0 ** -(wd - 2)
+
+    def estimate(coarse, fine):
+        (vals, amp, sl, n), (prev, _, psl, _) = fine, coarse
+        errs = [error_of(abs(v - p), 0.0, rnd * f, v) for v, p, f in zip(vals, prev, (1.0, amp))]
+        checks = [(vals[j], errs[j], Target(target, scale=float(norm2))) for j in which]
+        serrs = None
+        if sl is not None:
+            srnd = 4 * 2.0 ** -53 * math.log2(n) if dps is None else rnd
+            serrs = [float(abs(a - b)) + srnd * amp * amp * sl[2] if j in which and not mpmath.isnan(a)
+                     else math.inf for j, (a, b) in enumerate(zip(sl[:2], psl[:2]))]
+            checks += [(0.0, serrs[j], Target(abs=gtol)) for j in which]
+        return (errs, serrs), checks
+
+    out = refine(step, estimate, what="bounds (26)-(27)")
+    vals, _, sl, _ = out.last
+    return vals, out.estimate[0], (None if sl is None else sl[:2]), out.estimate[1]

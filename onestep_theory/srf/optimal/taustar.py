@@ -34,14 +34,13 @@ from ...core.caches import cached
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import GUARD_DIGITS, precision
+from ...core.precision import GUARD_DIGITS, MAX_LEVEL, precision
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from ...hermite.expressions import x
 from ..features.cge import cge_symbolic
 from ..features.kappa import srf_setup
 from ..features.smoothing import smoothing_closed_form
-from ..single.solve import MAX_LEVEL
 from .bounds import best_linear_checked
 from .optimize import eta_of_kappa
 
