@@ -21,7 +21,7 @@ import mpmath
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import GUARD_DIGITS, precision, workdps
+from ...core.precision import GUARD_DIGITS, precision
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from ..features.mapping import resolve_rcg
@@ -139,8 +139,7 @@ def bounds(student, teacher, *, r=None, c=None, gamma=None, alpha0="inf", eta=No
         ms = [eta_optimum(student, teacher, j, alpha0=alpha0, noise_var=noise_var, eta_max=em, c_formula=c_formula,
                           strict_odd=strict_odd, dps=dps, target=target, progress=progress) for j in (0, 1)]
         (mu, (A, B, g)), (ml, _) = ms
-        d = (dps or 15) + GUARD_DIGITS
-        with workdps(d + GUARD_DIGITS):
+        with precision(dps or 15):
             e = mu.x
             rr, cc = e * A, 1 + e * e * B
             eu = float(mu.errors["x"])
