@@ -245,39 +245,39 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
     with precision(dps):                 # the boundary: dps = the digits asked, the working precision set once
         zero = {k: _is_zero(s, k) for k in range(ell + 1)}
         zero_t0 = allow_uncentered or _is_zero(t, 0)
-    if not zero[0]:
-        raise HypothesisError("student", s.name, "a centred activation (c_0 = 0)",
-                              f"c_0 = {mpmath.nstr(s.coeff(0, dps), 8)}; use center=True / --center, or subtract it")
-    if not zero_t0:
-        raise HypothesisError("teacher", t.name, "a centred teacher (c_star,0 = 0)",
-                              f"c_star,0 = {mpmath.nstr(t.coeff(0, dps), 8)}; use center=True / --center")
-    if zero[1]:
-        raise HypothesisError("student", s.name, "an activation with c_1 != 0", "c_1 = 0")
-    zeros = [k for k in range(2, ell + 1) if zero[k]]
-    hyp = not zeros
-    dropped = []
-    if zeros:
-        if absent_spikes == "refuse":
-            raise HypothesisError("student", s.name, f"c_1..c_{ell} != 0 for ell={ell}",
-                                  f"c_{zeros[0]} = 0 exactly; pass absent_spikes='formal' (printed formula) or "
-                                  f"'drop' (remove the absent spikes) -- CLI --absent-spikes")
-        if absent_spikes == "drop":
-            dropped = zeros
-        notes.append(f"hypothesis c_k != 0 fails for k = {zeros}; absent_spikes={absent_spikes}")
-    if test_form == "slide":
-        msg = ("test_form='slide': the talk's printed Lambda is inconsistent with simulation and not "
-               "scale-invariant (docs/theory/spike-theory.md §8.3)")
-        warnings.warn(msg, SlideFormWarning, stacklevel=2)
-        notes.append(msg)
-    elif ell >= 3:
-        msg = ("Lambda_l for l >= 3 is the unvalidated extension of docs/theory/spike-theory.md §8.5 "
-               "(Monte-Carlo came out 15-25 % below it)")
-        warnings.warn(msg, UnvalidatedWarning, stacklevel=2)
-        notes.append(msg)
-    args = (s, t, P, S, L, nv, ell, tuple(dropped), test_form, allow_uncentered)
-    # the error of every value: the change when everything (coefficients, resolvent, matrices) is recomputed
-    # at 10 more digits, plus the rounding at the working precision (docs/theory/numerics.md §1)
-    with precision(dps):                                    # the boundary, again for the values
+        if not zero[0]:
+            raise HypothesisError("student", s.name, "a centred activation (c_0 = 0)",
+                                  f"c_0 = {mpmath.nstr(numeric_coeffs(s, 0)[0], 8)}; use center=True / --center, "
+                                  "or subtract it")
+        if not zero_t0:
+            raise HypothesisError("teacher", t.name, "a centred teacher (c_star,0 = 0)",
+                                  f"c_star,0 = {mpmath.nstr(numeric_coeffs(t, 0)[0], 8)}; use center=True / --center")
+        if zero[1]:
+            raise HypothesisError("student", s.name, "an activation with c_1 != 0", "c_1 = 0")
+        zeros = [k for k in range(2, ell + 1) if zero[k]]
+        hyp = not zeros
+        dropped = []
+        if zeros:
+            if absent_spikes == "refuse":
+                raise HypothesisError("student", s.name, f"c_1..c_{ell} != 0 for ell={ell}",
+                                      f"c_{zeros[0]} = 0 exactly; pass absent_spikes='formal' (printed formula) or "
+                                      f"'drop' (remove the absent spikes) -- CLI --absent-spikes")
+            if absent_spikes == "drop":
+                dropped = zeros
+            notes.append(f"hypothesis c_k != 0 fails for k = {zeros}; absent_spikes={absent_spikes}")
+        if test_form == "slide":
+            msg = ("test_form='slide': the talk's printed Lambda is inconsistent with simulation and not "
+                   "scale-invariant (docs/theory/spike-theory.md §8.3)")
+            warnings.warn(msg, SlideFormWarning, stacklevel=2)
+            notes.append(msg)
+        elif ell >= 3:
+            msg = ("Lambda_l for l >= 3 is the unvalidated extension of docs/theory/spike-theory.md §8.5 "
+                   "(Monte-Carlo came out 15-25 % below it)")
+            warnings.warn(msg, UnvalidatedWarning, stacklevel=2)
+            notes.append(msg)
+        args = (s, t, P, S, L, nv, ell, tuple(dropped), test_form, allow_uncentered)
+        # the error of every value: the change when everything (coefficients, resolvent, matrices) is recomputed
+        # at 10 more digits, plus the rounding at the working precision (docs/theory/numerics.md §1)
         rounding = mpmath.mpf(10) ** -(working_digits() - 2)
         lo = _gains_values(*args)
         with refined(why="error estimate: every value again at 10 more digits"):
