@@ -72,6 +72,10 @@ def precision(dps: int):
     >>> with precision(30):
     ...     working_digits(), asked_digits()
     (40, 30)
+    >>> precision(0)
+    Traceback (most recent call last):
+    ...
+    onestep_theory.core.errors.InvalidParameterError: dps=0: expected an integer in [1, 330]
     """
     return workdps(boundary_digits(dps))
 
