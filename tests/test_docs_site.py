@@ -177,8 +177,11 @@ def _theory_math_and_cross_references(site):
     inline = [m for m in info.math if m.startswith("\\(")]
     display = [m for m in info.math if m.startswith("\\[") or "begin{" in m]
     assert len(inline) > 200 and len(display) > 20, (len(inline), len(display))
-    assert not re.search(r"(?<![\\\w])\$[^$\s][^$]*\$", theory.read_text(encoding="utf-8").split("<body")[1]
-                         .replace("\\$", "")), "raw $...$ math left in the page"
+    body = theory.read_text(encoding="utf-8").split("<body")[1]
+    text = re.sub(r"<(script|style|pre|code)\b.*?</\1>", " ", body, flags=re.S)      # the page's prose only
+    text = re.sub(r"<[^>]+>", " ", text).replace("\\$", "")
+    raw = re.search(r"(?<![\\\w])\$[^$\s][^$]*\$", text)
+    assert not raw, f"raw $...$ math left in the page: {raw.group(0)[:80]}"
     for page in ("hermite", "spike-theory", "numerics", "checking"):
         assert _parse(site / "theory" / f"{page}.html").math, page
     # code -> theory: srf_solve's page links to the section of srf-theory.md its docstring cites (§4)
