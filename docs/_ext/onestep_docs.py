@@ -285,6 +285,7 @@ def fix_docstring(app, what, name, obj, options, lines) -> None:
     """``autodoc-process-docstring``, before napoleon: make the free-prose NumPy docstrings render.
 
     * a data object without a docstring of its own gets no docstring of its type (``dict``'s, ``Symbol``'s);
+    * a docstring opening with an equation number, ``(15) in Arb ...``, is not read as a list numbered from 15;
     * a doctest or a paragraph of prose written straight after a ``Parameters``/``Returns`` section (without an
       ``Examples``/``Notes`` heading) gets the heading, so that napoleon does not read it as a parameter.
     """
@@ -293,6 +294,8 @@ def fix_docstring(app, what, name, obj, options, lines) -> None:
         if lines and own and "\n".join(lines).strip() == inspect.cleandoc(own).strip():
             lines[:] = [f"(``{type(obj).__name__}``)"]
         return
+    if lines and re.match(r"\(\d+[a-z]?\)\s", lines[0]):
+        lines[0] = "\\" + lines[0]            # "(15) in Arb ..." cites eq. (15): not an enumerated list
     out, section, prev_blank = [], None, True
     for line in lines:
         stripped = line.strip()
