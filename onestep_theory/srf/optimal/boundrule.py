@@ -23,7 +23,7 @@ import sympy as sp
 
 from ...core.errors import ConvergenceError
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import GUARD_DIGITS, Target, error_of, precision, refine
+from ...core.precision import Target, error_of, precision, refine, refined, working_digits
 from ...hermite.activation import Activation
 from ...hermite.expressions import breakpoints, x
 from ..features.kappa import srf_setup
@@ -164,11 +164,11 @@ def meets(value, err, scale) -> tuple:
 
 def refined_bounds(student, teacher, r, c, gamma, dps, target, *, direction=None, gtol=None, cheap=False,
                    which=(0, 1)):
-    r"""Both bounds at (r, c, γ) with error estimates, refining the κ-rule (:func:`~onestep_theory.core.precision.refine`)
-    until ``target`` is met (relative, or absolute of :math:`\|\sigma_\star\|^2` for a zero value, as :func:`meets`
-    counts digits); with ``direction`` also their slopes, refined until
-    their errors are below ``gtol`` (absolute), for the bounds in ``which`` (0: upper, 1: lower).  ``cheap``: the
-    level-0 values only (errors None).
+    r"""Both bounds at (r, c, γ) with error estimates, refining the κ-rule
+    (:func:`~onestep_theory.core.precision.refine`) until ``target`` is met (relative, or absolute of
+    :math:`\|\sigma_\star\|^2` for a zero value, as :func:`meets` counts digits); with ``direction`` also their
+    slopes, refined until their errors are below ``gtol`` (absolute), for the bounds in ``which`` (0: upper,
+    1: lower).  ``cheap``: the level-0 values only (errors None).
 
     With ``dps`` the working precision grows by the digits the orthogonalisation of (27) loses (log10 of its
     amplification, large at small r), so that the digits asked for stay within reach.  Returns
@@ -176,7 +176,11 @@ def refined_bounds(student, teacher, r, c, gamma, dps, target, *, direction=None
     extra = 0
     while True:
         try:
-            return _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap, which, extra)
+            if dps is None:
+                return _refined(student, teacher, r, c, gamma, None, target, direction, gtol, cheap, which, 0, None)
+            with precision(dps), refined(extra, why="the orthogonalisation of (27) loses log10(amp^2) digits"):
+                return _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap, which, extra,
+                                working_digits())
         except _MoreDigits as exc:          # restart at the precision this conditioning needs
             extra = exc.args[0]
 
@@ -185,13 +189,12 @@ class _MoreDigits(Exception):
     """The orthogonalisation of (27) needs ``args[0]`` more working digits than it had."""
 
 
-def _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap, which, extra):
-    """:func:`refined_bounds` at ``extra`` working digits beyond the guard digits (raises _MoreDigits when they are
-    too few); the levels are those of :func:`~onestep_theory.core.precision.refine`."""
+def _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap, which, extra, wd):
+    """:func:`refined_bounds` at the working digits ``wd`` (the boundary's and ``extra`` more; None in float64;
+    raises _MoreDigits when they are too few); the levels are those of :func:`~onestep_theory.core.precision.refine`."""
     t = Activation.from_any(teacher, "teacher")
     ext = float(gamma) < 1
     gtol = math.inf if gtol is None else float(gtol)
-    wd = None if dps is None else dps + GUARD_DIGITS + extra
     digits = 16 if dps is None else dps + 2
     norm2 = float(t.second_moment(20)) if dps is None else t.second_moment(wd + 2)
 
@@ -203,17 +206,16 @@ def _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap,
             *vals, amp, sl = bounds_on_rule(S, norm2, ext, dmu)
             return vals, amp, sl, len(S.w)
         try:
-            with precision(wd - GUARD_DIGITS):
-                dmu = None if direction is None else _slopes_on(S, student, teacher, r, c, gamma, direction,
-                                                                digits, level, wd, 1 in which)
-                *vals, amp, sl = bounds_on_rule(S, mpmath.mpf(norm2), ext, dmu)
+            dmu = None if direction is None else _slopes_on(S, student, teacher, r, c, gamma, direction, digits,
+                                                            level, wd, 1 in which)
+            *vals, amp, sl = bounds_on_rule(S, mpmath.mpf(norm2), ext, dmu)
         except IllConditioned as exc:
             vals, amp, sl = None, exc.args[0], None
         # |u|^2 = |v|^2 / amp^2 is formed by cancellation: it loses log10(amp^2) digits, so add as many
         need = 2 * math.ceil(math.log10(amp)) if amp > 10 else 0
         if vals is None:                    # ill-conditioned beyond these digits: at least one more
             need = max(need, extra + 1)
-        if dps + GUARD_DIGITS + need > MAX_SRF_DPS + GUARD_DIGITS + 60:
+        if dps + need > MAX_SRF_DPS + 60:
             raise ConvergenceError(f"bound (27): the orthogonalisation loses {math.log10(amp):.0f} digits at "
                                    f"these parameters (r too small); {dps} digits are out of reach")
         if need > extra:

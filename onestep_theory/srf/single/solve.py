@@ -3,7 +3,9 @@ r"""Solve the saddle-point equations of Result 3.3 [CPDKLZL24] with an honest er
 :func:`srf_solve` drives the pieces: (r, c, γ) from Result 3.1 (:mod:`~onestep_theory.srf.features.mapping`), the κ-rule
 (:mod:`~onestep_theory.srf.features.kappa`), the map (:mod:`~onestep_theory.srf.single.saddle`) and the solvers
 (:mod:`~onestep_theory.srf.single.solvers`); the whole solve is repeated on refined rules until the change meets
-the target (docs/theory/numerics.md §5).
+the target (docs/theory/numerics.md §5; the driver :func:`~onestep_theory.core.precision.refine`).  In four steps:
+the inputs checked (``_problem``), the float64 fixed point (``_solve_float``), the polish on refined rules,
+in float64 or at the working precision (``_refine``), and the result with its errors (``_solution``).
 
 References
 ----------
@@ -22,7 +24,7 @@ import numpy as np
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, float_in, to_exact, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import EPS64, Target, precision, refine
+from ...core.precision import EPS64, Target, precision, refine, working_digits
 from ...core.results import digits_of, provenance
 from ...hermite.activation import Activation
 from ...hermite.expressions import breakpoints
@@ -83,12 +85,12 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     p = _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta, tol, dps,
                  SRFOptions.build(options, option_overrides), init, setup)
     fl = _solve_float(p)
-    if dps is None:
+    if p.dps is None:
         out = _refine(p, fl, p.o, None)
         method = f"{fl.status} + chord Newton (float64), error from refined discretisation"
     else:
-        with precision(dps):
-            out = _refine(p, fl, _mp_options(p), mpmath.mp.dps)
+        with precision(p.dps):
+            out = _refine(p, fl, _mp_options(p), working_digits())
         method = (f"{fl.status} (float64), chord-Newton polish in mpmath on Arb rules, error from refined "
                   "discretisation")
     return _solution(p, fl, out, method)
