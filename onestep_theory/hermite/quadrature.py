@@ -33,7 +33,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..core.caches import cached
+from ..core.caches import cached, cached_at_precision
 from ..core.errors import InvalidParameterError
 from .evaluate import arb_callable
 from ..core.precision import arb_to_mpf, mpf_to_arb, workdps
@@ -57,23 +57,28 @@ def _readonly(*arrays):
     return arrays
 
 
-@cached(maxsize=256)
-def gauss_legendre(m: int, dps: int | None = None):
-    """Gauss–Legendre nodes and weights on [-1, 1]: float64 arrays, or tuples of Arb balls at ``dps`` digits.
+def gauss_legendre(m: int, arb: bool = False):
+    """Gauss–Legendre nodes and weights on [-1, 1]: float64 arrays, or (``arb=True``) tuples of Arb balls at the
+    ambient precision (the rule is cached per working precision, read from the context).
 
     >>> x, w = gauss_legendre(3)
     >>> [round(float(v), 12) for v in x], round(float(w.sum()), 14)
     ([-0.774596669241, 0.0, 0.774596669241], 2.0)
     """
-    if not isinstance(m, int) or not 1 <= m <= 5000:
+    if not isinstance(m, int) or isinstance(m, bool) or not 1 <= m <= 5000:
         raise InvalidParameterError("nodes", m, "an integer in [1, 5000]")
-    if dps is None:
-        return _readonly(*np.polynomial.legendre.leggauss(m))
-    with workdps(dps):
-        pairs = [flint.arb.legendre_p_root(m, k, weight=True) for k in range(m)]
-        xs = tuple(p[0] for p in reversed(pairs))
-        ws = tuple(p[1] for p in reversed(pairs))
-    return xs, ws
+    return _legendre_arb(m) if arb else _legendre64(m)
+
+
+@cached(maxsize=256)
+def _legendre64(m: int):
+    return _readonly(*np.polynomial.legendre.leggauss(m))
+
+
+@cached_at_precision(maxsize=256)
+def _legendre_arb(m: int):
+    pairs = [flint.arb.legendre_p_root(m, k, weight=True) for k in range(m)]
+    return tuple(p[0] for p in reversed(pairs)), tuple(p[1] for p in reversed(pairs))
 
 
 @cached(maxsize=128)
@@ -283,7 +288,7 @@ def _normal_rule(hard, soft, digits, level, hmax, dps, degree=4) -> NormalRule:
         norm = 1 / (2 * flint.arb.pi()).sqrt()
         zs, ws = [], []
         for a, b, m in panels:
-            xg, wg = gauss_legendre(m, dps)
+            xg, wg = gauss_legendre(m, arb=True)       # at the rule's working precision, set above
             A, B = to_arb(a), to_arb(b)
             h, c0 = (B - A) / 2, (A + B) / 2
             for xv, wv in zip(xg, wg):
