@@ -47,6 +47,7 @@ def test_target_relative_absolute_and_zero_scale():
     assert Target(1e-10).met(2.0, 2e-10) and not Target(1e-10).met(2.0, 2.1e-10)
     assert not Target(1e-10).met(0.0, 1e-30)                  # a zero value never meets a relative target
     assert Target(abs=1e-8).met(0.0, 1e-8) and not Target(abs=1e-8).met(5.0, 2e-8)
+    assert Target(1e-10, 1e-12).met(1.0, 1.01e-10) and not Target(1e-10, 1e-12).met(1.0, 1.02e-10)   # rel|v| + abs
     assert Target(1e-10, scale=2.0).met(1e-11, 1e-11)          # |v| + e <= 1e-10 * scale
     assert not Target(1e-10, scale=2.0).met(1e-10, 1.5e-10)
     assert Target.of(30).rel == 1e-30 and Target.of(None, 1e-12).rel == 1e-12
@@ -83,9 +84,9 @@ def test_level_cap_and_node_limit():
 
 
 def test_srf_refinement_loops_use_the_one_driver():
-    """srf's saddle points and bounds call core.precision.refine, and no module defines its own level cap or float64
-    unit (``MAX_LEVEL``, ``_EPS64``: defined once, in core.precision)."""
-    users = {"srf/single/solve.py", "srf/grouped/kgroup.py", "srf/optimal/boundrule.py"}
+    """srf's saddle points, bounds and tau(kappa) call core.precision.refine, and no module defines its own level
+    cap or float64 unit (``MAX_LEVEL``, ``_EPS64``: defined once, in core.precision)."""
+    users = {"srf/single/solve.py", "srf/grouped/kgroup.py", "srf/optimal/boundrule.py", "srf/optimal/taustar.py"}
     defined = {}
     for path in PKG.rglob("*.py"):
         text, rel = path.read_text(), str(path.relative_to(PKG))

@@ -186,10 +186,10 @@ MAX_LEVEL = 4
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    r"""The error wanted of one value: ``rel`` relative (:math:`\epsilon\le\mathrm{rel}\,|v|`), or ``abs``
-    absolute (:math:`\epsilon\le\mathrm{abs}`); with ``scale`` a value that is 0 within its error meets ``rel``
-    absolutely, of that scale (:math:`|v|+\epsilon\le\mathrm{rel}\cdot\mathrm{scale}`: docs/theory/numerics.md
-    §9, the bounds).
+    r"""The error wanted of one value: ``rel`` relative and ``abs`` absolute,
+    :math:`\epsilon\le\mathrm{rel}\,|v|+\mathrm{abs}` (either may be 0; ``abs`` e.g. a rounding floor the change
+    cannot go below); with ``scale`` a value that is 0 within its error meets ``rel`` absolutely, of that scale
+    (:math:`|v|+\epsilon\le\mathrm{rel}\cdot\mathrm{scale}`: docs/theory/numerics.md §9, the bounds).
 
     >>> Target.of(None).met(0.5, 4e-11), Target.of(30).met(0.5, 4e-11)
     (True, False)
@@ -208,7 +208,7 @@ class Target:
 
     def met(self, value, err) -> bool:
         v, e = abs(float(value)), float(err)
-        if e <= max(self.rel * v, self.abs):
+        if e <= self.rel * v + self.abs:
             return True
         return self.scale is not None and v + e <= self.rel * self.scale
 

@@ -34,7 +34,7 @@ from ...core.caches import cached
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import GUARD_DIGITS, MAX_LEVEL, precision
+from ...core.precision import GUARD_DIGITS, MAX_LEVEL, Target, precision, refine
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from ...hermite.expressions import x
@@ -217,17 +217,15 @@ def tau_of_kappa(student, teacher, kappa, *, dps: int | None = None):
 
 
 def _tau_at(s, br, k, dps):
-    """τ(κ) on the finest of the levels 0, 1, … compared, with the change from the previous level plus rounding."""
-    prev = None
-    for level in range(MAX_LEVEL + 1):
-        tau, _, rnd, _ = _ev(s, br, k, level, dps)
-        if prev is not None:
-            with precision(dps or 5):
-                err = float(abs(tau - prev)) + rnd
-            if err <= (1e-10 if dps is None else 10.0 ** -dps) * abs(float(tau)) + 2 * rnd:
-                break
-        prev = tau
-    return tau, err
+    """τ(κ) on the finest of the levels 0, 1, … compared (:func:`~onestep_theory.core.precision.refine`), with the
+    change from the previous level plus rounding; the change must meet the target up to the rounding."""
+    def estimate(coarse, fine):
+        with precision(dps or 5):
+            err = float(abs(fine[0] - coarse[0])) + fine[1]
+        return err, [(fine[0], err, Target(1e-10 if dps is None else 10.0 ** -dps, 2 * fine[1]))]
+
+    out = refine(lambda level, _: _ev(s, br, k, level, dps)[::2], estimate, what="tau(kappa)")
+    return out.last[0], out.estimate
 
 
 # --------------------------------------------------------------------------- search
