@@ -1,5 +1,6 @@
 """Every shell command that README.md, docs/theory/checking.md and docs/theory/conventions.md show runs as shown,
-in the order written (issue 23): exit status 0, and valid JSON wherever ``--json`` is given.
+in the order written (issue 23): exit status 0 (or the status its comment states: ``check`` exits like diff, 1 when
+the formula differs), and valid JSON wherever ``--json`` is given.
 
 The commands run in one temporary folder (so files they write, such as ``curve.csv`` or the study store, are seen by
 the commands after them, as a reader's shell would).  The install step of the quick start and the test command are
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
@@ -18,6 +20,22 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", ROOT / "docs" / "theory" / "checking.md", ROOT / "docs" / "theory" / "conventions.md"]
+
+
+#: A comment stating the exit status a command is shown with (``check`` exits like diff: 1 when it differs).
+EXIT = re.compile(r"#.*\bexit status (\d)\b")
+
+
+def expected_exit(path: pathlib.Path) -> dict:
+    """Command line (as words) -> the exit status its comment states (0 when it states none)."""
+    out = {}
+    for line in path.read_text().splitlines():
+        m = EXIT.search(line)
+        if m:
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=False)
+            lexer.whitespace_split, lexer.commenters = True, "#"
+            out[tuple(lexer)] = int(m.group(1))
+    return out
 
 
 def shell_commands(path: pathlib.Path) -> list:
@@ -48,6 +66,7 @@ def runnable(words: list) -> list | None:
 
 
 COMMANDS = [(p.name, w) for p in DOCS for w in (runnable(ws) for ws in shell_commands(p)) if w is not None]
+EXPECTED = {k: v for p in DOCS for k, v in expected_exit(p).items()}
 
 
 def test_the_readme_has_commands_and_no_placeholders():
@@ -63,7 +82,8 @@ def test_every_readme_command_runs_as_shown(tmp_path):
         argv = [sys.executable, "-m", "onestep_theory", *words[1:]] if words[0] == "onestep-theory" else \
             [sys.executable, *words[1:]]
         p = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=900)
-        assert p.returncode == 0, (source, " ".join(words), p.stderr[-2000:])
+        want = EXPECTED.get(tuple(words), 0)          # as the line's comment states ("exit status 1": differs)
+        assert p.returncode == want, (source, " ".join(words), p.returncode, want, p.stderr[-2000:])
         if "--json" in words:
             json.loads(p.stdout)
 
