@@ -38,7 +38,7 @@ from ..core.errors import ExpressionError, QuadratureError
 from ..core.exact import check_dps, to_mpf
 from .expressions import pieces, x
 from ..core.limits import MAX_DPS
-from ..core.precision import arb_to_mpf, asked_digits, precision, working_digits
+from ..core.precision import arb_to_mpf, asked_digits, precision
 
 __all__ = ["NotExact", "trunc_moments", "trunc_moments_float", "trunc_moments_arb", "trunc_recursion", "tidy",
            "expect_exact", "expect_piece_exact", "expect_numeric", "expect_numeric_many", "expect_numeric_vec",
@@ -360,12 +360,12 @@ def _panel_expect_vec(f: sp.Expr, wfun, nw: int, growth: int = 4) -> list:
     except ExpressionError:
         raise QuadratureError(f"no Arb evaluation of {f}") from None
     # at the ambient precision (mpmath and Arb in step); converged to 10**-(D+4), D the digits asked
-    wd, dps = working_digits(), asked_digits()
+    dps = asked_digits()
     eps = flint.arb(10) ** (-(dps + 4))          # the tolerance of tanh_sinh_vec (4 digits for the cancellation)
     digits = dps + 4
     prev = None
     for level in range(4):
-        rule = normal_rule(hard, (), digits=digits, level=level, hmax=1.0, dps=wd, degree=growth)
+        rule = normal_rule(hard, (), digits=digits, level=level, hmax=1.0, arb=True, degree=growth)
         tot = [flint.arb(0)] * nw
         for z, w in zip(rule.nodes, rule.weights):
             fv = fns[bisect.bisect_right(cuts, float(z))](z)

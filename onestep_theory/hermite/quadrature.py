@@ -36,7 +36,7 @@ import sympy as sp
 from ..core.caches import cached, cached_at_precision
 from ..core.errors import InvalidParameterError
 from .evaluate import arb_callable
-from ..core.precision import arb_to_mpf, mpf_to_arb, workdps
+from ..core.precision import arb_to_mpf, mpf_to_arb, workdps, working_digits
 
 __all__ = ["gauss_legendre", "gauss_hermite", "normal_rule", "NormalRule", "GROWTH", "MAX_NODES",
            "tail_cutoff", "nodes_per_panel"]
@@ -178,7 +178,7 @@ def _march(lo: float, hi: float, soft, hmax: float) -> list:
 
 
 def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level: int = 0, hmax: float = 1.0,
-                dps: int | None = None, cache: bool = True, degree: int = 4) -> NormalRule:
+                arb: bool = False, dps: int | None = None, cache: bool = True, degree: int = 4) -> NormalRule:
     r"""Composite Gauss–Legendre rule for :math:`\mathbb E\,g(Z)`, :math:`Z\sim\mathcal N(0,1)`.
 
     Parameters
@@ -195,8 +195,11 @@ def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level
     hmax : float
         Largest panel width (at most the distance from the real axis to the integrand's nearest
         complex singularity).
+    arb : bool
+        An Arb rule at the ambient precision (cached per working precision, read from the context).
     dps : int, optional
-        Working digits of an Arb rule; float64 if None.
+        Working digits of an Arb rule, for a caller that has not set the precision (the sRF layers until they
+        move to ``arb=True``, issue 34); float64 if None and not ``arb``.
     degree : int
         Polynomial growth of the integrand (besides the Gaussian weight) that the tail panels must
         resolve: 4 in the saddle point, ``k`` for a Hermite moment of order ``k``.
@@ -206,6 +209,8 @@ def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level
     >>> round(float(w.sum()), 13), round(float(w @ z**4), 12)
     (1.0, 3.0)
     """
+    if arb:
+        dps = working_digits()
     if cache:
         return _normal_rule_cached(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps, int(degree))
     return _normal_rule(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps, int(degree))
