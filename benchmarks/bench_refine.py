@@ -1,0 +1,111 @@
+"""Speed of the refinement paths (issue 34 item 4; docs/theory/numerics.md §5; not run by the test suite).
+
+    python benchmarks/bench_refine.py [--baseline REV] [--repeat N] [--quick]
+
+Side by side in one run: each case is timed on the working tree ("new") and on the package of the commit
+``--baseline`` ("old", default be20f20, the code before issue 34), exported with ``git archive`` into a temporary
+directory and put first on PYTHONPATH (nothing in the checkout is touched).  Every run is a fresh process
+(cold numeric caches; the symbolic work of the activations is done once before the clock starts by a float64
+call at another point), and old/new alternate so that both see the same load.  Reported: the child's CPU time of
+the timed call (the median of N runs) and the ratio new/old (the issue's goal: at most 1.05), and whether the
+printed values and errors are identical (``repr`` of the value and of its error: the refactoring changes no
+digit).
+
+Cases: the user paths of the three refinement loops — ``srf_solve`` float64 (warm caches, median of 5 calls in the
+process) and at dps 15/30/50, the two-group K-group saddle point (float64 and dps 30), and the bounds (26)/(27)
+(float64, dps 30, and the η̃-optimised bounds (28)).
+
+Measured (issue 34, the loaded 2-core machine, median of 3): against 4ee8c6c (the commit before the refinement
+driver), new/old CPU 0.93-1.03 on the ten cases (srf float64 2 ms, dps 15/30/50 0.27/1.26/4.44 s; K-group float64
+21 ms, dps 30 2.2 s; bounds float64 9 ms, dps 30 1.0 s, optimised 0.18 s); against be20f20 (before issue 34)
+0.98-1.04; every printed value and error identical.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+PY = sys.executable
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: (label, warm-up statement, timed expression, repeats inside the process, the printed (value, error) expression)
+KW = "alpha0=20, eta=3, alpha=1, beta=1"
+CASES = [
+    ("srf float64 (warm)", f"srf_solve('tanh', 'sin', {KW}, lam='1/10')", f"srf_solve('tanh', 'sin', {KW}, lam='1/10')",
+     5, "(out.test_error, out.abs_error)"),
+    *[(f"srf --dps {d}", f"srf_solve('tanh', 'sin', {KW}, lam='1/5')",
+       f"srf_solve('tanh', 'sin', {KW}, lam='1/10', dps={d})", 1, "(out.test_error, out.abs_error)")
+      for d in (15, 30, 50)],
+    ("K-group 1:0.5,2:0.5 float64", "srf_solve('tanh', 'sin', alpha0=20, eta=3, alpha=2, beta=1, lam='1/5')",
+     "srf_groups('tanh', 'sin', readout_spec='1:0.5,2:0.5', alpha0=20, eta=3, alpha=2, beta=1, lam='0.1')", 1,
+     "(out.test_error, out.errors['test_error'])"),
+    ("K-group 1:0.5,2:0.5 --dps 30", "srf_solve('tanh', 'sin', alpha0=20, eta=3, alpha=2, beta=1, lam='1/5')",
+     "srf_groups('tanh', 'sin', readout_spec='1:0.5,2:0.5', alpha0=20, eta=3, alpha=2, beta=1, lam='0.1', dps=30)",
+     1, "(out.test_error, out.errors['test_error'])"),
+    ("bounds float64", "bounds('tanh', 'sin', eta=2)", "bounds('tanh', 'sin', eta=3)", 1,
+     "(out.upper, out.errors['upper'], out.lower, out.errors['lower'])"),
+    ("bounds --dps 30", "bounds('tanh', 'sin', eta=2)", "bounds('tanh', 'sin', eta=3, dps=30)", 1,
+     "(out.upper, out.errors['upper'], out.lower, out.errors['lower'])"),
+    ("bounds --optimize-eta float64", "bounds('tanh', 'sin', eta=2)", "bounds('tanh', 'sin', optimize_eta=True)", 1,
+     "(out.upper, out.errors['upper'], out.lower, out.errors['lower'], out.eta_upper, out.errors['eta_upper'])"),
+]
+
+CHILD = """
+import json, statistics, sys, time, warnings
+warnings.simplefilter("ignore")
+from onestep_theory.srf import srf_solve, srf_groups, bounds
+warm, timed, n, shown = sys.argv[1:5]
+eval(warm)
+cpu = []
+for _ in range(int(n)):
+    t = time.process_time()
+    out = eval(timed)
+    cpu.append(time.process_time() - t)
+print(json.dumps({"cpu": statistics.median(cpu), "shown": [repr(v) for v in eval(shown)]}))
+"""
+
+
+def run(path, case):
+    _, warm, timed, n, shown = case
+    env = dict(os.environ, PYTHONPATH=path, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    p = subprocess.run([PY, "-c", CHILD, warm, timed, str(n), shown], capture_output=True, text=True, env=env,
+                       cwd=tempfile.gettempdir())
+    if p.returncode != 0:
+        raise SystemExit(f"{path}: {timed} exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--baseline", default="be20f20", help="the commit whose package is 'old'")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="skip the 50-digit and the optimised-bounds cases")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench_refine_") as old:
+        tar = subprocess.run(["git", "-C", ROOT, "archive", args.baseline, "onestep_theory"], capture_output=True,
+                             check=True).stdout
+        subprocess.run(["tar", "-x", "-C", old], input=tar, check=True)
+        print(f"old = {args.baseline}, new = working tree; CPU s of the timed call, median of {args.repeat} "
+              "fresh processes; BLAS threads 1")
+        print(f"{'case':<32} {'old CPU':>8} {'new CPU':>8} {'new/old':>8}   printed value and error")
+        for case in CASES:
+            if args.quick and ("50" in case[0] or "optimize" in case[0]):
+                continue
+            res = {"old": [], "new": []}
+            for _ in range(args.repeat):
+                for key, path in (("old", old), ("new", ROOT)):
+                    res[key].append(run(path, case))
+            o, n = (statistics.median(r["cpu"] for r in res[k]) for k in ("old", "new"))
+            same = all(r["shown"] == res["old"][0]["shown"] for r in res["old"] + res["new"])
+            print(f"{case[0]:<32} {o:7.3f}s {n:7.3f}s {n / o:7.2f}x   {'identical' if same else 'DIFFERENT'}",
+                  flush=True)
+            if not same:
+                print(f"    old {res['old'][0]['shown']}\n    new {res['new'][0]['shown']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
