@@ -382,7 +382,7 @@ def test_old_srf_module_paths_import_for_one_release(monkeypatch):
 # the ambient precision (core.precision) and takes no precision argument, except the public boundaries listed
 # (each sets the working precision once with core.precision.precision); GUARD_DIGITS lives in core.precision.
 PRECISION_BOUNDARIES = {
-    "hermite/activation.py": {"coeff", "coeffs_mp", "mean", "raw_mean", "second_moment", "c_gt1", "c_star", "_rest",
+    "hermite/activation.py": {"coeff", "coeffs_mp", "mean", "raw_mean", "second_moment", "c_gt1", "c_star",
                               "deriv_second_moment", "coeffs"},
     "hermite/coefficients.py": {"he_coeffs"},
     "hermite/expansion.py": {"expansion"},

@@ -135,18 +135,19 @@ class Activation:
 
     def c_gt1(self, dps: int | None = None):
         r""":math:`c_{>1}=\sqrt{\mathbb E\sigma^2-c_0^2-c_1^2}` from the second moment (docs/theory/hermite.md §2.4)."""
-        return self._rest(1, dps)
-
-    def c_star(self, dps: int | None = None):
-        r""":math:`c_\star=\sqrt{\mathbb E\sigma^2-c_0^2}` (docs/theory/hermite.md §2.4)."""
-        return self._rest(0, dps)
-
-    def _rest(self, upto: int, dps):
-        val = _c_rest_exact(self, upto)
+        val = _c_rest_exact(self, 1)
         if val is not None and dps is None:
             return val
         with precision(dps or 15):
-            return numeric_c_rest(self, upto)
+            return numeric_c_rest(self, 1)
+
+    def c_star(self, dps: int | None = None):
+        r""":math:`c_\star=\sqrt{\mathbb E\sigma^2-c_0^2}` (docs/theory/hermite.md §2.4)."""
+        val = _c_rest_exact(self, 0)
+        if val is not None and dps is None:
+            return val
+        with precision(dps or 15):
+            return numeric_c_rest(self, 0)
 
     def shifted(self, b) -> "Activation":
         r""":math:`\sigma(x+b)` for an exact ``b`` (a common first-layer bias, docs/theory/srf-theory.md §4.9)."""
