@@ -19,7 +19,7 @@ import numpy as np
 
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import to_exact, to_mpf
-from ...core.precision import EPS64, Target, error_of, refine
+from ...core.precision import EPS64, Target, error_of, refine, working_digits
 from ...core.results import VouchedResult, provenance
 from ..features.kappa import GroupSetup, group_setup
 from ..single.saddle import DomainError
@@ -182,11 +182,10 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
     if dps is None:
         o, target, unit, digits, tol_step, steps = of, tol, EPS64, 16, 1e-15, 8
     else:
-        wd = mpmath.mp.dps
-        al, be, la, nv = (to_mpf(to_exact(inputs[k], k), wd) for k in ("alpha", "beta", "lam", "noise_var"))
-        o = KGroupData(al, be, la, nv, np.array([to_mpf(to_exact(f), wd) for f in fractions], dtype=object),
-                       np.array([c if isinstance(c, mpmath.mpf) else to_mpf(to_exact(c), wd) for c in cs],
-                                dtype=object))
+        wd = working_digits()                   # the caller's boundary: dps + the guard digits
+        al, be, la, nv = (to_mpf(to_exact(inputs[k], k)) for k in ("alpha", "beta", "lam", "noise_var"))
+        o = KGroupData(al, be, la, nv, np.array([to_mpf(to_exact(f)) for f in fractions], dtype=object),
+                       np.array([c if isinstance(c, mpmath.mpf) else to_mpf(to_exact(c)) for c in cs], dtype=object))
         x = np.array([mpmath.mpf(float(v)) for v in x], dtype=object)
         target, unit, digits = 10.0 ** -dps, 10.0 ** -(wd - 1), dps + 2
         tol_step, steps = mpmath.mpf(10) ** -(wd - 3), 40
