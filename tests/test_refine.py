@@ -96,3 +96,44 @@ def test_srf_refinement_loops_use_the_one_driver():
             users.discard(rel)
     assert defined == {"MAX_LEVEL": ["core/precision.py"], "EPS64": ["core/precision.py"]}, defined
     assert not users, f"refinement loops not through core.precision.refine: {users}"
+
+
+def _limited(real, at):
+    """``real`` (a κ-rule builder taking ``level=``) refusing every level from ``at`` on, as the node limit does."""
+    def setup(*a, level=0, **k):
+        if level >= at:
+            raise InvalidParameterError("quadrature", level, "a rule within the node limit")
+        return real(*a, level=level, **k)
+    return setup
+
+
+def test_kgroup_and_bounds_stop_at_the_node_limit(monkeypatch):
+    """The node limit inside the driver: with one level there is no error estimate (ConvergenceError, exit 3, not a
+    refusal of the user's input); with two the values are reported with the change between them as their error."""
+    from onestep_theory.srf.grouped import kgroup
+    from onestep_theory.srf.optimal import boundrule
+
+    args = ("tanh", "sin", [1.1, 2.2], [1.02, 1.08], 0.97, [0.5, 0.5])
+    kw = dict(alpha=2.0, beta=1.0, lam=0.1, noise_var=0.0, tol=1e-16)   # below the rounding: every level is run
+    full = kgroup.solve_kgroup(*args, **kw)
+    assert full.level == MAX_LEVEL
+    real = kgroup.group_setup
+    monkeypatch.setattr(kgroup, "group_setup", _limited(real, 1))
+    with pytest.raises(ConvergenceError, match="K-group saddle point: no error estimate possible"):
+        kgroup.solve_kgroup(*args, **kw)
+    monkeypatch.setattr(kgroup, "group_setup", _limited(real, 2))
+    two = kgroup.solve_kgroup(*args, **kw)
+    assert two.level == 1 and abs(two.test_error - full.test_error) <= two.errors["test_error"]
+
+    levels, real = [], boundrule.srf_setup
+
+    def spy(*a, level=0, **k):
+        levels.append(level)
+        return real(*a, level=level, **k)
+
+    monkeypatch.setattr(boundrule, "srf_setup", spy)
+    b_full = boundrule.refined_bounds("tanh", "sin", 1.3, 1.0, 1.0, None, 1e-13)
+    assert levels == list(range(MAX_LEVEL + 1))             # 1e-13 is not met: the cap
+    monkeypatch.setattr(boundrule, "srf_setup", _limited(real, 2))
+    vals, errs, _, _ = boundrule.refined_bounds("tanh", "sin", 1.3, 1.0, 1.0, None, 1e-13)
+    assert all(abs(v - w) <= e for v, w, e in zip(vals, b_full[0], errs))

@@ -182,7 +182,7 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
     if dps is None:
         o, target, unit, digits, tol_step, steps = of, tol, EPS64, 16, 1e-15, 8
     else:
-        wd = working_digits()                   # the caller's boundary: dps + the guard digits
+        wd = working_digits()                   # set by the caller's boundary, precision(dps)
         al, be, la, nv = (to_mpf(to_exact(inputs[k], k)) for k in ("alpha", "beta", "lam", "noise_var"))
         o = KGroupData(al, be, la, nv, np.array([to_mpf(to_exact(f)) for f in fractions], dtype=object),
                        np.array([c if isinstance(c, mpmath.mpf) else to_mpf(to_exact(c)) for c in cs], dtype=object))
