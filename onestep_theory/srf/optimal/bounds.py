@@ -21,7 +21,7 @@ import mpmath
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import GUARD_DIGITS, precision
+from ...core.precision import asked_digits, precision, refined, working_digits
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from ..features.mapping import resolve_rcg
@@ -66,15 +66,17 @@ def best_linear_checked(teacher, dps: int | None = None) -> tuple:
     True
     """
     t = Activation.from_any(teacher, "teacher")
-    d = (dps or 15) + 5
 
-    def at(k):
-        with precision(k):
-            return t.second_moment(k) - t.coeff(1, k) ** 2 - t.coeff(0, k) ** 2
+    def value():                # at the ambient boundary: the moments are public entries taking the digits asked
+        k = asked_digits()
+        return t.second_moment(k) - t.coeff(1, k) ** 2 - t.coeff(0, k) ** 2
 
-    lo, hi = at(d), at(d + 10)
-    with precision(d + 10):
-        err = float(abs(lo - hi) + abs(hi) * mpmath.mpf(10) ** -(d + GUARD_DIGITS - 2))
+    # 5 digits beyond those asked: the value enters the differences of (26)-(28) with the bounds at dps digits
+    with precision((dps or 15) + 5):
+        lo, rounding = value(), mpmath.mpf(10) ** -(working_digits() - 2)
+        with refined(why="the error estimate's second evaluation"):
+            hi = value()
+            err = float(abs(lo - hi) + abs(hi) * rounding)
     return (float(lo) if dps is None else lo), (err + abs(float(lo)) * 2.0 ** -53 if dps is None else err)
 
 
