@@ -34,7 +34,7 @@ from ...core.caches import cached
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import GUARD_DIGITS, MAX_LEVEL, Target, precision, refine
+from ...core.precision import MAX_LEVEL, Target, precision, refine, working_digits
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from ...hermite.expressions import x
@@ -173,8 +173,8 @@ def _limit_tau(s: Activation, t: Activation, sign: int, dps):
 def _ev(s, branches, kappa, level, dps):
     """(τ, τ', ε_τ, ε_τ') at signed κ: values on the κ-rule of ``level`` and their rounding floors."""
     t = branches[0] if kappa >= 0 else branches[1]
-    wd = None if dps is None else dps + GUARD_DIGITS
     with precision(dps or 5):          # abs() of an mpf rounds to the context: keep every digit of κ
+        wd = None if dps is None else working_digits()
         S = srf_setup(s, t, abs(kappa), 1, 1, digits=16 if dps is None else dps + 2, level=level, dps=wd)
         sqrt = mpmath.sqrt if S.mp else math.sqrt
         eps = 1e-15 if dps is None else mpmath.mpf(10) ** -(wd - 2)
@@ -272,7 +272,7 @@ def _polish_mp(s, br, k0, level, dps):
         k = mpmath.mpf(k0)
         kp = k + mpmath.mpf(10) ** -8 * max(1, abs(k))
         gp = _ev(s, br, kp, level, dps)[1]
-        tol = mpmath.mpf(10) ** -(dps + GUARD_DIGITS // 2) * max(1, abs(k))
+        tol = mpmath.mpf(10) ** -(working_digits() - 5) * max(1, abs(k))    # half the guard digits beyond dps
         step, slope = mpmath.mpf(0), None
         for it in range(25):
             tau, g, rnd, rnd_d = _ev(s, br, k, level, dps)
