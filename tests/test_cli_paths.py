@@ -115,7 +115,7 @@ def _xi_raising(monkeypatch, exc):
      "Newton did not converge after 50 steps"),
     (OnestepError("something the package refuses"), 2, "error", "something the package refuses"),
     (MemoryError(), 3, "resource failure", "out of memory (reduce the sizes or the digits)"),
-    (RuntimeError("boom\n   on two   lines"), 1, "internal error",
+    (RuntimeError("boom\n   on two   lines"), 4, "internal error",
      "RuntimeError: boom on two lines (please report it; rerun with --debug for the traceback)"),
 ])
 def test_exit_codes_of_failures_inside_a_handler(monkeypatch, capsys, exc, code, kind, needle):
@@ -127,7 +127,7 @@ def test_exit_codes_of_failures_inside_a_handler(monkeypatch, capsys, exc, code,
 def test_internal_error_message_is_truncated_to_one_short_line(monkeypatch, capsys):
     _xi_raising(monkeypatch, ValueError("x" * 5000))
     rc, out, err = run(["xi", "3"], capsys)
-    assert_one_line_error(rc, out, err, "xi", "internal error: ValueError: ", code=1, kind="internal error")
+    assert_one_line_error(rc, out, err, "xi", "internal error: ValueError: ", code=4, kind="internal error")
     assert "x" * 300 + " (please report it" in err and "x" * 301 not in err
 
 

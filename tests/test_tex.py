@@ -212,8 +212,12 @@ def test_corpus_the_printed_formula_gets_the_stated_verdict(entry):
     kw = dict(CORPUS[fam], n=2)
     a = check(latex=entry["tex"], against=entry["against"], **kw)
     b = check(entry["retyped"], entry["against"], **kw)
-    want = {"identical": "identical", "differs": "differs symbolically"}[entry["verdict"]]
-    assert a.proof["status"] == b.proof["status"] == want
+    assert a.proof["status"] == b.proof["status"]
+    if entry["verdict"] == "identical":
+        assert a.proof["status"] == "identical" and a.status == b.status == "identical"
+    else:        # the difference is not 0, but involves the traces / the activations' constants: the points decide
+        assert a.proof["status"] in ("differs symbolically", "not decided symbolically")
+        assert a.status == b.status == "differs"
     assert a.agree == b.agree == (2 if entry["verdict"] == "identical" else 0)
 
 
@@ -225,7 +229,7 @@ def test_corpus_through_the_command_line(name, capsys):
                  "--teacher", CORPUS[fam]["teacher"], "--n", "2", "--json"]) == (0 if e["verdict"] == "identical"
                                                                                 else 1)
     out = json.loads(capsys.readouterr().out)
-    assert out["proof"]["status"].startswith(e["verdict"]) and out["understood"]["source"] == e["tex"]
+    assert out["status"] == e["verdict"] and out["understood"]["source"] == e["tex"]
 
 
 _PIECES = [r"\phi", r"\psi", r"\lambda", "m_1", "m_2", r"c_{\star,1}", "b", "2", "0.5", "+", "-", "(", ")", "{", "}",
@@ -318,7 +322,8 @@ def test_round_trip_any_formula_rendered_by_sympy_reads_back_exactly(case):
     (r"\partial_\lambda m_2(-\lambda)", "error:reads like an argument"), (r"m_1^2(\lambda)", "m1**2"),
     (r"\frac{1}{m_1^2(\lambda)}", "1/m1**2"), (r"\ln\lambda/\phi", "error:parentheses"),
     (r"\ln(\lambda)/\phi", "log(lam)/phi"), (r"\sin^2(\phi)", "sin(phi)**2"), (r"c_1(\phi)", "error:argument"),
-    (r"c_1\left(\mu\right)^2", "error:"), (r"c_0\left(c_1\right)^{2}", "c0*c1**2"), (r"1/|m_1|", "1/Abs(m1)"),
+    (r"c_1\left(\mu\right)^2", "error:"), (r"c_0\left(c_1\right)^{2}", "error:argument"),
+    (r"\phi(\psi)^2", "error:argument"), (r"1/|m_1|", "1/Abs(m1)"),
     (r"|m_1|/|m_2|", "Abs(m1)/Abs(m2)"), (r"\frac{c_{\star,2}^2}{2!}", "cs2**2/2"), ("12!!", "error:factorials"), (r"\phi!", "error:factorials"), (r"\partial_\lambda{m_2}", "dm2"),
     (r"m_1 \\", "m1"), (r"\[ m_1 \label{eq:1} \]", "m1"), (r"\phi\tag{3}", "phi"), (r"\sqrt(\phi)", "error:sqrt"),
     (r"\sqrt[3]{\phi}", "phi**(1/3)"), ("1" * 60, "error:longer than 50"),

@@ -18,7 +18,7 @@ __all__ = ["Parser", "int_in", "exact_arg", "exact_grid", "exact_text", "add_exa
            "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
            "MAX_GRID", "rcg_kw", "resolve_args"]
 
-EXIT_INTERNAL = 1
+EXIT_INTERNAL = 4            # distinct from check's 1 (differs): a crash never reads as a verdict
 EXIT_USAGE = 2
 EXIT_NUMERIC = 3
 

@@ -74,7 +74,8 @@ def _understood(u) -> list:
 def _check_lines(res) -> list:
     """The report of one checked right-hand side."""
     lines = _understood(res.understood) if res.understood else []
-    lines += [f"{res.status}: {res.verdict}", f"proof: {res.proof['status']} -- {res.proof['detail']}",
+    lines += [f"{res.status}: {res.verdict}", f"proof: {res.proof['status']} -- {res.proof['detail']}"
+              + (f" ({res.proof['note']})" if res.proof.get("note") else ""),
               f"worst point: {res.worst['point']}: formula {res.worst['formula']}, "
               f"{res.against if not res.lhs or res.lhs['kind'] != 'expression' else res.lhs['formula']} "
               f"{res.worst['quantity']} (+/- {res.worst['quantity_error']})"]

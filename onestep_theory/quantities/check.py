@@ -32,7 +32,7 @@ from ..core.results import Result, digits_of, provenance, vouch
 from ..core.syntax import parse_text
 from .grid import parse_over, sample_points
 from .pointwise import check_params, plan, proof, quantity_symbols, sides
-from .registry import closed_form, constants, quantity_of, symbols_of
+from .registry import QUANTITIES, closed_form, constants, quantity_of, symbols_of
 
 __all__ = ["CheckResult", "check", "DEFAULT_RANGES", "MAX_CHECK_DPS", "EXIT_CODES"]
 
@@ -147,6 +147,8 @@ def check(formula: str | None = None, against: str | None = None, *, student, te
     if (formula is None) == (latex is None):
         raise InvalidParameterError("formula", formula, "either a formula in the package's names or latex=, not "
                                                         "both")
+    if against is not None and (not isinstance(against, str) or against not in QUANTITIES):
+        raise InvalidParameterError("against", against, ", ".join(QUANTITIES))
     q = quantity_of(against) if against is not None else None
     jobs = []
     if latex is None:
@@ -184,6 +186,22 @@ def check(formula: str | None = None, against: str | None = None, *, student, te
     return head
 
 
+def _exact_fixed(fixed, syms) -> dict:
+    """The fixed parameters as exact SymPy numbers on their symbols (for the proof: a formula true at noise 0 is
+    identical when the noise is fixed at 0)."""
+    from ..core.exact import to_exact
+
+    out = {}
+    for k, v in fixed.items():
+        try:
+            x = to_exact(v, k)
+        except (InvalidParameterError, TypeError, ValueError):
+            continue
+        if k in syms and x.is_finite:
+            out[syms[k]] = x
+    return out
+
+
 def _ranges(fixed, over):
     fixed = dict(fixed or {})
     if isinstance(over, str) and len({p.split("=")[0].strip() for p in over.split(",") if p.strip()}) != \
@@ -212,6 +230,9 @@ def _main_of(e, against, family, teacher, syms):
     names = dict(syms, **{k: v for k, v in quantity_symbols(family).items() if k not in syms})
     expr = parse_text(lhs.formula, "left-hand side", names)
     qs = [k for k, v in quantity_symbols(family).items() if v in expr.free_symbols]
+    if against is not None and against not in qs:
+        raise InvalidParameterError("against", against, f"a quantity the left-hand side {lhs.tex} involves "
+                                                        f"({', '.join(qs) or 'none'})")
     main = against or (qs[0] if qs else ("train_loss_f0" if family == "spike" and teacher is not None else
                                          "m1" if family == "spike" else "r"))
     return main, expr, lhs.to_dict()
@@ -233,7 +254,7 @@ def _one(job, against, family, student, teacher, fixed, rng, n, dps, seed) -> Ch
         if k not in fixed and k not in sampled:
             sampled[k] = parse_over({k: DEFAULT_RANGES[k]}, need_count=False)[k]
     const = constants(family, student, teacher, dps + 10)
-    pr = proof(p, const["exact"])
+    pr = proof(p, const["exact"], _exact_fixed(fixed, syms))
     pts = sample_points(sampled, n, seed) if sampled else [{}]
     bound = None
     if lhs_expr is None and main.startswith("lambda_"):   # a gain cannot exceed L_te(F0) - noise (§4)
@@ -254,9 +275,12 @@ def _one(job, against, family, student, teacher, fixed, rng, n, dps, seed) -> Ch
         with precision(dps + 10):
             v = mpmath.mpf(value) if value is not None else None
             ok = f is not None and v is not None
-            scale = max(abs(v), mpmath.mpf(10) ** -dps) if v is not None else mpmath.mpf(1)
+            # relative to the quantity, however small (an absolute floor made 1e-24 "agree" with 0); a quantity that
+            # is exactly 0: the absolute criterion 10^-D
+            scale = (abs(v) if v else mpmath.mpf(1)) if v is not None else mpmath.mpf(1)
             gap = abs(f - v) if ok else mpmath.inf
             ok = ok and gap <= mpmath.mpf(10) ** -dps * scale + 2 * mpmath.mpf(err) + mpmath.mpf(ferr)
+            rel = gap / abs(v) if v else gap           # relative to the quantity (absolute where it is 0)
             top = bound[1](*[vals[s] for s in bound[0]]) if bound is not None else None
             if sign is not None and v is not None:
                 neg = v + 2 * mpmath.mpf(err) < 0 if sign.startswith(">") else v - 2 * mpmath.mpf(err) > 0
@@ -270,7 +294,7 @@ def _one(job, against, family, student, teacher, fixed, rng, n, dps, seed) -> Ch
                "formula_error": vouch(f, ferr, dps)[1] if f is not None else None,
                "quantity": vouch(v, err, dps)[0] if v is not None else "undefined",
                "quantity_error": vouch(v, err, dps)[1] if v is not None else None,
-               "relative_gap": float(gap / scale), "agrees": bool(ok)}
+               "relative_gap": float(rel), "agrees": bool(ok)}
         if top is not None:
             row["largest_possible_gain"] = mpmath.nstr(top, dps)
             over_bound += bool(f is not None and f > top)
@@ -324,6 +348,9 @@ def _verdict(pr, rows, agree, undefined, digits, dps, worst):
         if pr["status"] == "differs symbolically":      # the proof decides: agreement only bounds the difference
             return "differs", (f"differs symbolically (proof; see below), though it agrees to {digits} digits at "
                                f"{agree}/{n} points: the difference is below the digits checked there")
+        if digits < 1:                                  # the quantity's error vouches for no digit: no answer
+            return "failed", (f"no verdict: the quantity's error estimate vouches for no digit at some point "
+                              f"({agree}/{n} points within the errors)")
         if digits < dps:                                # an answer at the digits earned, said so (not a failure)
             verdict += f" (the quantity's error estimate vouches for {digits} of the {dps} digits asked)"
         return "agrees", verdict

@@ -23,7 +23,8 @@ from ..core.precision import precision
 from .registry import (QUANTITIES, SRF_SYMBOLS, closed_form, evaluate, formula_names, formula_value, quantity_of,
                        symbols_of)
 
-__all__ = ["PARAMS", "Plan", "plan", "sides", "proof", "ratio", "quantity_symbols", "check_params"]
+__all__ = ["PARAMS", "Plan", "plan", "sides", "proof", "ratio", "quantity_symbols", "check_params", "expansion_size",
+           "MAX_EXPANSION", "TooLarge"]
 
 #: Every parameter a quantity or a formula may depend on (docs/theory/checking.md §1).
 PARAMS = ("phi", "psi", "lam", "noise", "alpha", "beta", "alpha0", "eta")
@@ -92,9 +93,43 @@ def sides(p: Plan, point: dict, student, teacher, dps: int, state=None):
     return (lv[0], lv[1], vals, errs, ev.state) if lv is not None else (None, 0.0, vals, errs, ev.state)
 
 
+#: Most terms the expansion of a difference may have before the simplifier is tried (``cancel`` expands: a
+#: tenth power of a ten-term sum has 92 378 terms and took minutes).
+MAX_EXPANSION = 20000
+
+
+def expansion_size(expr) -> int:
+    """An upper estimate of the number of terms of ``expr`` expanded (sums add, products multiply, an integer power
+    n of a k-term sum has C(k+n-1, n)); large inputs are estimated, never expanded."""
+    from math import comb
+
+    if expr.is_Atom:
+        return 1
+    if expr.is_Add:
+        return sum(expansion_size(a) for a in expr.args)
+    if expr.is_Mul:
+        out = 1
+        for a in expr.args:
+            out = min(out * expansion_size(a), 10 ** 12)
+        return out
+    if expr.is_Pow:
+        b, e = expr.args
+        k = expansion_size(b)
+        if e.is_Integer:
+            return min(comb(k + abs(int(e)) - 1, abs(int(e))), 10 ** 12) if k > 1 else 1
+        return k
+    return max([expansion_size(a) for a in expr.args] + [1])
+
+
+class TooLarge(Exception):
+    """A difference whose expansion would exceed :data:`MAX_EXPANSION` terms."""
+
+
 def _is_zero(expr) -> bool:
     if expr == 0:
         return True
+    if expansion_size(sp.together(expr)) > MAX_EXPANSION:
+        raise TooLarge
     e = sp.cancel(sp.together(expr))
     if e == 0:
         return True
@@ -122,32 +157,56 @@ def _srf_closed(expr, family):
     return expr.subs({SRF_SYMBOLS[k]: closed_form(k) for k in ("r", "c", "gamma")})
 
 
-def proof(p: Plan, exact: dict) -> dict:
+def _tied(family) -> set:
+    """Symbols that are not free in a check: the activations' constants (fixed by the student and the teacher) and
+    the resolvent's traces (tied to (φ, ψ, λ) by its equations, docs/theory/spike-theory.md §6.1).  A difference that
+    is not 0 as a function of them may still vanish here."""
+    syms = symbols_of(family)
+    names = ["mu1", "mu1c2", "mu1s", "mu2s"] if family == "srf" else \
+        ["m1", "m2", "dm1", "dm2", "c_gt1", "c_star2"] + [f"c{k}" for k in range(9)] + [f"cs{k}" for k in range(9)]
+    return {syms[n] for n in names if n in syms}
+
+
+def proof(p: Plan, exact: dict, fixed: dict | None = None) -> dict:
     """The symbolic verdict on ``p.rhs - (quantity side)``: ``identical``, ``identical for this teacher`` (once the
-    teacher's exact Hermite coefficients are in), ``differs symbolically`` with the factored difference and the ratio
-    when it is a monomial, or ``no closed form``."""
+    activations' exact constants and the fixed parameters ``fixed`` (symbol -> exact value) are in), ``differs
+    symbolically`` (a non-zero function of the sampled parameters alone), ``not decided symbolically`` (non-zero
+    as a function of symbols that are tied here — the traces, the activations' constants — or too large to
+    simplify: the points decide), or ``no closed form``; the factored difference, and the ratio when a monomial."""
     out = {"latex": sp.latex(p.rhs)}
     cf = _closed(p)
     if cf is None:
         return dict(out, status="no closed form", detail="the package computes this quantity only numerically")
     rhs, cf = _srf_closed(p.rhs, p.family), _srf_closed(cf, p.family)
     diff = rhs - cf
-    if _is_zero(diff):
-        return dict(out, status="identical", detail="the difference to the package's closed form simplifies to 0 "
-                                                    "for every teacher")
-    r = ratio(rhs, cf)                         # the factor for every teacher first (a typo c^4 -> c^2: 1/cs1**2)
-    if exact:
-        d2 = diff.subs(exact)
-        if _is_zero(d2):
-            return dict(out, status="identical for this teacher",
-                        detail="the difference simplifies to 0 once the teacher's exact Hermite coefficients are in")
-        diff, rhs, cf = d2, rhs.subs(exact), cf.subs(exact)
-        r = r if r is not None else ratio(rhs, cf)
+    try:
+        if _is_zero(diff):
+            return dict(out, status="identical", detail="the difference to the package's closed form simplifies to "
+                                                        "0 for every teacher")
+        r = ratio(rhs, cf)                     # the factor for every teacher first (a typo c^4 -> c^2: 1/cs1**2)
+        subs = {**(exact or {}), **(fixed or {})}
+        if subs:
+            d2 = diff.subs(subs)
+            if _is_zero(d2):
+                what = " and the fixed parameters" if fixed else ""
+                return dict(out, status="identical for this teacher", detail="the difference simplifies to 0 once "
+                            f"the activations' exact constants{what} are in")
+            diff, rhs, cf = d2, rhs.subs(subs), cf.subs(subs)
+            r = r if r is not None else ratio(rhs, cf)
+    except TooLarge:
+        return dict(out, status="not decided symbolically", detail=f"the difference would expand to more than "
+                    f"{MAX_EXPANSION} terms: not simplified; the points decide")
     names = formula_names(p.family)
-    shown = sp.factor(sp.cancel(sp.together(diff))) if sp.count_ops(diff) <= _SIMPLIFY_OPS else diff
+    small = sp.count_ops(diff) <= _SIMPLIFY_OPS and expansion_size(sp.together(diff)) <= MAX_EXPANSION
+    shown = sp.factor(sp.cancel(sp.together(diff))) if small else diff
     text = str(shown.xreplace(names))
-    out = dict(out, status="differs symbolically",
-               detail=f"formula - closed form = {text if len(text) <= 400 else text[:400] + ' ...'}")
+    tied = sorted(str(x.xreplace(names)) for x in diff.free_symbols & _tied(p.family))
+    status = "not decided symbolically" if tied else "differs symbolically"
+    detail = f"formula - closed form = {text if len(text) <= 400 else text[:400] + ' ...'}"
+    out = dict(out, status=status, detail=detail)
+    if tied:
+        out["note"] = (f"not 0 as a function of {', '.join(tied)}, which are not free here (the activations' "
+                       "constants, the traces tied by the resolvent equations): the points decide")
     if r is not None:
         out["ratio"] = str(r.xreplace(names))
         out["ratio_latex"] = sp.latex(r)
@@ -157,7 +216,8 @@ def proof(p: Plan, exact: dict) -> dict:
 def ratio(formula, closed):
     """``formula / closed`` when it is a constant or a monomial (a product of powers of symbols: a typo such as
     :math:`c^4\\to c^2` shows as ``1/cs1**2``), else None."""
-    if sp.count_ops(formula) + sp.count_ops(closed) > _SIMPLIFY_OPS or closed == 0:
+    if sp.count_ops(formula) + sp.count_ops(closed) > _SIMPLIFY_OPS or closed == 0 or \
+            expansion_size(sp.together(formula / closed)) > MAX_EXPANSION:
         return None
     r = sp.factor(sp.cancel(sp.together(formula / closed)))
     if r == 1 or r.has(sp.zoo, sp.nan):

@@ -207,14 +207,41 @@ def _constants(family, student, teacher, dps) -> dict:
                     if ce is not None:
                         exact[syms[f"cs{k}"]] = ce
                 out[CSTAR2] = t.c_star(dps) ** 2
+                _put(exact, CSTAR2, _exact_or_none(lambda: t.c_star(None) ** 2))
+            for k in range(_KMAX + 1):
+                _put(exact, syms[f"c{k}"], _exact_or_none(lambda: s.coeff_exact(k)))
+            _put(exact, syms["c_gt1"], _exact_or_none(lambda: s.c_gt1(None)))
         else:
             mu1 = s.coeff(1, dps)
             out[syms["mu1"]] = mu1
             out[syms["mu1c2"]] = s.deriv_second_moment(dps) - mu1 ** 2
             out[syms["mu1s"]] = t.coeff(1, dps)
             out["teacher_norm2"] = t.second_moment(dps)
+            # the exact constants where the activations have them (a formula true for this teacher is proved so)
+            m1, d2 = _exact_or_none(lambda: s.coeff_exact(1)), _exact_or_none(lambda: s.deriv_second_moment(None))
+            _put(exact, syms["mu1"], m1)
+            _put(exact, syms["mu1c2"], d2 - m1 ** 2 if m1 is not None and d2 is not None else None)
+            _put(exact, syms["mu1s"], _exact_or_none(lambda: t.coeff_exact(1)))
+            t2 = _exact_or_none(lambda: t.second_moment(None))
+            _put(exact, syms["mu2s"], t2 + syms["noise"] if t2 is not None else None)
     out["exact"] = exact
     return out
+
+
+def _exact_or_none(fn):
+    """``fn()`` if it gives an exact SymPy number (no float inside), else None."""
+    try:
+        v = fn()
+    except (ValueError, TypeError, ArithmeticError):
+        return None
+    if isinstance(v, sp.Expr) and v.is_number and not v.has(sp.Float) and v.is_finite:
+        return v
+    return None
+
+
+def _put(d, key, value):
+    if value is not None:
+        d[key] = value
 
 
 class Evaluation(typing.NamedTuple):
@@ -243,23 +270,32 @@ def formula_value(expr, vals: dict, errors: dict, dps: int):
     undefined (complex, infinite, 0/0).  The value is computed at ``dps`` + 10 digits; the error bounds the
     propagation of the symbols' stated ``errors`` (twice the first-order term :math:`\\sum_s|\\partial_sf|\\,
     \\mathrm{err}_s`, the derivatives exact from SymPy, the factor 2 covering the second order) plus the rounding
-    at dps + 10 digits (docs/theory/checking.md §4)."""
+    at dps + 10 digits, measured against a second evaluation at dps + 20 digits (ten times that change, and
+    :math:`10^{-(D+9)}|f|`): relative to the value, so a tiny quantity is not buried under an absolute floor
+    (docs/theory/checking.md §4)."""
     free, f, grad = _compiled(expr)
     args = [vals[s] for s in free]
-    with precision(dps + 10):
-        try:
-            v = f(*args)
-            if isinstance(v, mpmath.mpc):
-                v = v.real if v.imag == 0 else None
-            v = mpmath.mpf(v) if v is not None else None
-            if v is None or not mpmath.isfinite(v):
+    try:
+        with precision(dps + 20):              # the rounding of the evaluation: from a second one, 10 digits finer
+            fine = _real_value(f(*args))
+        with precision(dps + 10):
+            v = _real_value(f(*args))
+            if v is None or fine is None or not mpmath.isfinite(v):
                 return None
             prop = sum(abs(mpmath.mpf(g(*args))) * mpmath.mpf(errors[s]) for s, g in zip(free, grad))
-        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
-            return None
-        if not mpmath.isfinite(prop):
-            return None
-        return v, float(2 * prop + mpmath.mpf(10) ** -(dps + 8) * max(1, abs(v)))
+            if not mpmath.isfinite(prop):
+                return None
+            rounding = 10 * abs(v - fine) + mpmath.mpf(10) ** -(dps + 9) * abs(v)
+            return v, float(2 * prop + rounding)
+    except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+        return None
+
+
+def _real_value(v):
+    """An evaluation's real mpf, or None (complex with an imaginary part, infinite, undefined)."""
+    if isinstance(v, mpmath.mpc):
+        v = v.real if v.imag == 0 else None
+    return mpmath.mpf(v) if v is not None else None
 
 
 @cached(maxsize=256)

@@ -144,11 +144,34 @@ def _strip_remark(toks, remarks) -> list:
     return toks
 
 
+def _prose_split(toks, remarks) -> list:
+    """Top-level prose in a display: ``\\text{and}`` separates two equations (a comma); any other prose
+    (``\\quad\\text{as } n\\to\\infty``, ``\\text{for }\\phi=\\psi``, ``\\text{(bulk)}``) starts a remark that runs
+    to the end of the display, set aside."""
+    out, depth, j = [], 0, 0
+    while j < len(toks):
+        t = toks[j]
+        if depth == 0 and t in _PROSE:
+            end = after_arg(toks, j + 1)
+            word = "".join(x for x in toks[j + 1:end] if x not in ("{", "}")).strip()
+            if word in ("and", "or", ","):
+                out.append(",")
+                j = end
+                continue
+            remarks.append(join_tokens(toks[j:]))
+            break
+        depth += (t in ("{", "(")) - (t in ("}", ")"))
+        out.append(t)
+        j += 1
+    return out
+
+
 def split_display(toks) -> list:
     """The :class:`Equation` s of a display (token list), or ``[]`` if it holds no relation (a bare formula)."""
     if not _has_relation(toks):
         return []
     eqs, remarks, cur = [], [], []
+    toks = _prose_split(toks, remarks)
     for piece, _ in _pieces(toks, {",", ";"}):
         if not piece:
             continue

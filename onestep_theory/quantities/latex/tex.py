@@ -166,8 +166,8 @@ _GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", 
 
 def _unlisted(side, convention, symbols, against, any_name=False):
     r"""The left-hand side ``side`` as the quantity ``against`` when it is one name that names no quantity: a name the
-    table does not list (``c_{\rm v1}``, the paper's own), or one it lists as a formula (``\Lambda_1^{\rm slide}``,
-    whose meaning would make the check a tautology).  None otherwise (the side is read as it stands)."""
+    table does not list (``c_{\rm v1}``, the paper's own), or a printed variant it lists (``\Lambda_1^{\rm slide}``,
+    whose meaning would make the check a tautology).  None otherwise (the side is read as it stands: ``\tau_1``)."""
     if against is None and not any_name:
         return None
     try:
@@ -177,12 +177,12 @@ def _unlisted(side, convention, symbols, against, any_name=False):
     if any(_norm_key(k) == key for k in (symbols or {})):
         return None
     e = table_by_key(convention).get(key)
-    if e is not None and (e.quantity is not None or e.dquantity is not None or e.args):
-        return None
+    if e is not None and not e.variant:
+        return None                                  # a name the table defines: read as it stands (\tau_1, b)
     if e is None and not (len(key[0]) == 1 and key[0].isalpha() or key[0] in _GREEK):
         return None                                  # \foo, \input: not a letter a paper names a quantity by
-    why = (f"not in the {convention} table" if e is None else f"the {convention} table's {e.describe}, not a "
-           "quantity")
+    why = (f"not in the {convention} table" if e is None else f"the {convention} table's {e.describe}, a printed "
+           "variant")
     return TexSide(tex=join_tokens(side), kind="unlisted", quantity=against, formula=against, latex=join_tokens(side),
                    names={join_tokens(side): f"{why}: taken to be the quantity checked, {against}"})
 

@@ -157,6 +157,8 @@ class Reader:
             word = _word(self.arg()) if tok != r"\rm" else self.take()
             if (rf"\{word}") in FUNCS:
                 return rf"\{word}"
+            if tok in (r"\text", r"\textrm"):        # prose: \text{psi} is the word psi, not the letter
+                raise TexError(f"\\text{{{word}}} is prose, not a name (write the symbol itself)")
             if word == "e":
                 return self._paren(self.slot(sp.E, "e", "Euler's number"), shown="e")
             return self.name_from(word)
@@ -195,7 +197,10 @@ class Reader:
             group, end = group_at(self.t, j)
             if of_lambda and group == [r"\lambda"]:
                 del self.t[j:end + 1]                    # m_1(\lambda): the argument, not a product
-            elif not top_sum(group, binary=True) and (end + 1 >= len(self.t) or self.t[end + 1] != "^"):
+            elif not top_sum(group, binary=True) and (end + 1 >= len(self.t) or self.t[end + 1] != "^"
+                                                      or "^" not in group):
+                # a power after it does not make \gamma(\alpha_0)^2 a product (ambiguous); a power inside does:
+                # \alpha(\check\mu_1^2)^{3/2}, as SymPy prints a product
                 raise TexError(f"{shown or text}(x) with one term x reads like an argument: write the product "
                                f"without the parenthesis, or \\cdot" + (f"; {shown}(\\lambda) is {shown}" if of_lambda
                                                                          else ""))

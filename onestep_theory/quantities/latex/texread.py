@@ -143,6 +143,9 @@ def resolver(convention, family, symbols, ell, lhs, used=None):
                 raise TexError(f"{shown} takes an argument: " + " or ".join(f"{shown}({a[0]})" for a in e.args))
             _, describe, text, quantity = pick
             took = True
+        if lhs and e.variant:
+            raise TexError(f"{shown} is the table's name for a printed variant ({e.describe}): as a left-hand side "
+                           "it stands for the quantity checked: give it with --against")
         if lhs and quantity is not None:
             if FAMILY_OF[convention] != family:
                 raise TexError(f"{shown} is a quantity of the {FAMILY_OF[convention]} theory, not of this one")

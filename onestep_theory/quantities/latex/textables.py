@@ -46,7 +46,9 @@ class Entry:
     (text, description) for an ambiguous name) and a one-line ``describe``.  On a left-hand side
     (docs/theory/checking.md §7.5), ``quantity`` (``dquantity`` for the λ-derivative) is the package's quantity the
     name stands for — an expression in quantity names, ``{ell}`` the window — and ``args`` lists the arguments a
-    name must carry, ``(argument, describe, text, quantity)``: ``\\mathcal L_{\\rm tr}(\\mathbf F_0)``."""
+    name must carry, ``(argument, describe, text, quantity)``: ``\\mathcal L_{\\rm tr}(\\mathbf F_0)``;
+    ``variant`` marks a printed variant of a quantity (``\\Lambda_1^{\\rm slide}``): as a left-hand side it stands for
+    the quantity checked, never for its own formula (a tautology)."""
 
     tex: str
     describe: str
@@ -58,6 +60,7 @@ class Entry:
     quantity: str | None = None
     dquantity: str | None = None
     args: tuple = ()
+    variant: bool = False
 
 
 def _e(tex, describe, text=None, **kw):
@@ -102,7 +105,7 @@ _MONIRI = [
       for w, what, gain, sec in (("tr", "train", "Delta", "§7.1"), ("train", "train", "Delta", "§7.1"),
                                  ("te", "test", "Lambda", "§8.1"), ("test", "test", "Lambda", "§8.1"))],
     _e(r"\Lambda_1^{\rm slide}", "the talk's printed Lambda_1 (docs/theory/spike-theory.md §8.2)",
-       "cs1**4/(cs1**2 + phi*(c_star2 + noise_var))*(-dm2)", of_lambda=True),
+       "cs1**4/(cs1**2 + phi*(c_star2 + noise_var))*(-dm2)", of_lambda=True, variant=True),
     _e(r"\sigma", "ambiguous: the activation or the noise level", readings=(
         ("noise", "sqrt(noise_var)", "sigma_eps, the label-noise standard deviation"),
         ("activation", None, "the student activation, a function: not a value a formula can use"))),
