@@ -142,7 +142,7 @@ def main(argv=None) -> int:
     except InvalidParameterError as exc:
         msg = str(exc)
         flag = "--" + str(exc.param).replace("_", "-")
-        if flag in argv and msg.startswith(f"{exc.param}="):
+        if any(a == flag or a.startswith(flag + "=") for a in argv) and msg.startswith(f"{exc.param}="):
             msg = flag + msg[len(str(exc.param)):]
         print(f"onestep-theory {args.command}: error: {msg}", file=sys.stderr)
         return EXIT_USAGE
