@@ -36,7 +36,7 @@ COMMAND_INDEX = {
     "mapping": ("srf", "network -> sRF parameters r, c, gamma (Result 3.1 of [CPDKLZL24]) with error estimates"),
     "cge": ("srf", "mu0, mu1, mu*^2 of the conditional Gaussian equivalence (15) at given kappa"),
     "srf": ("srf", "sRF saddle point and test error (Result 3.3 of [CPDKLZL24])"),
-    "srf-curve": ("srf", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts"),
+    "srf-curve": ("quantities", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts"),
     "bounds": ("srf", "upper (26) / lower (27) bounds, eta-optimised (28), best linear baseline"),
     "spectrum": ("srf", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike "
                         "(docs/theory/srf-theory.md §7)"),

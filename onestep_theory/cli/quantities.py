@@ -1,15 +1,91 @@
 """``onestep-theory check`` (a printed formula against a quantity), ``sweep`` (any quantity over a grid) and
-``convert`` (parameters between the papers' conventions) (docs/theory/checking.md, docs/theory/conventions.md)."""
+``convert`` (parameters between the papers' conventions), ``srf-curve`` (the sRF learning curve) (docs/theory/checking.md,
+docs/theory/conventions.md, docs/theory/srf-theory.md)."""
 
 from __future__ import annotations
 
 import json
 
-from .common import add_json, command, emit, exact_arg, int_in, output_path, plot_path
+from .common import (add_json, command, emit, exact_arg, exact_grid, int_in, output_path, plot_path, rcg_kw,
+                     resolve_args)
+from .srf import empirical_bulk, model_args, rcg_args, solver_kw
 
 __all__ = ["COMMANDS"]
 
 COMMANDS: dict = {}
+
+def _run_curve(args):
+    import csv
+    import io
+
+    from ..core.results import serialize, vouched
+    from ..srf.optimal.bounds import best_linear_checked
+    from ..srf import srf_sweep
+
+    from ..core.errors import InvalidParameterError
+
+    kw = rcg_kw(args)
+    if args.alphas is not None and (args.sweep is not None or args.values is not None):
+        raise InvalidParameterError("sweep", args.sweep, "either --alphas LIST, or --sweep PARAM --values LIST, not both")
+    if (args.sweep is None) != (args.values is None):
+        raise InvalidParameterError("sweep", args.sweep, "--sweep PARAM together with --values LIST")
+    values = args.alphas if args.alphas is not None else args.values
+    if values is None:
+        raise InvalidParameterError("values", None, "--alphas, or --sweep PARAM --values LIST")
+    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps, **kw, **solver_kw(args))
+    if args.spectrum_mode == "empirical":
+        if args.sweep in ("eta", "alpha0", "beta", "noise_var"):
+            raise InvalidParameterError("sweep", args.sweep, "alpha or lam with --spectrum-mode empirical "
+                                        "(the sampled bulk is fixed by beta, c, gamma)")
+        rr, cc, gg, _ = resolve_args(args)
+        for k in ("alpha0", "eta"):
+            fixed.pop(k, None)
+        fixed.update(r=rr, c=cc, gamma=gg, empirical=empirical_bulk(args, (rr, cc, gg), args.beta))
+    param = "alpha" if args.alphas is not None else args.sweep
+    fixed.pop(param, None)
+    if param in ("eta", "alpha0") and "r" in fixed:
+        raise InvalidParameterError("sweep", param, "alpha, beta or lam when r, c, gamma are given")
+    if param in ("eta", "alpha0"):
+        fixed.update(alpha0=args.alpha0, eta=args.eta)
+        fixed.pop(param)
+    sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
+    bl = vouched(*best_linear_checked(args.teacher, args.dps), args.dps)
+    rows = []
+    for v, s in zip(values, sols):
+        d = s.to_dict()
+        rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": d["digits"],
+                     **d["order"], "r": d["r"], "c": d["c"], "gamma": d["gamma"],
+                     "iterations": s.iterations, "best_linear": bl})
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+            wr.writeheader()
+            wr.writerows(rows)
+    buf = io.StringIO()
+    wr = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    wr.writeheader()
+    wr.writerows(rows)
+    emit(args, {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}},
+         buf.getvalue().rstrip())
+    return 0
+
+
+
+
+@command(COMMANDS, "srf-curve", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts")
+def _setup_curve(p):
+    rcg_args(p)
+    p.add_argument("--alphas", type=exact_grid("--alphas"), help="alpha values: 'a,b,c' or 'start:stop:num' (exact)")
+    p.add_argument("--sweep", choices=["alpha", "beta", "lam", "eta", "alpha0", "noise_var"],
+                   help="sweep another parameter (with --values)")
+    p.add_argument("--values", type=exact_grid("--values"), help="values of the swept parameter")
+    p.add_argument("--alpha", type=exact_arg, help="n/d when sweeping another parameter")
+    p.add_argument("--beta", type=exact_arg, default="1")
+    p.add_argument("--lam", type=exact_arg, default="1/10")
+    p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
+    model_args(p)
+    return _run_curve
+
 
 #: Flag -> parameter name of a quantity (docs/theory/checking.md §1).
 _FIXED = {"phi": "phi", "psi": "psi", "lam": "lam", "noise_var": "noise", "alpha": "alpha", "beta": "beta",
@@ -230,4 +306,3 @@ def _setup_convert(p):
     p.add_argument("params", nargs="+", help="NAME=VALUE, exact strings kept exact (alpha=2 beta=1/2 lam=1/10)")
     add_json(p)
     return _convert
-

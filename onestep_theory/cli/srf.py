@@ -1,17 +1,14 @@
-"""``onestep-theory srf | srf-curve | bounds | spectrum`` (spiked random features, docs/theory/srf-theory.md)."""
+"""``onestep-theory srf | bounds | spectrum`` (spiked random features, docs/theory/srf-theory.md)."""
 
 from __future__ import annotations
 
-import csv
-import io
-
-from .common import (add_exact, add_json, command, emit, exact_arg, exact_grid, exact_list, float_list, int_in,
-                     output_path, rcg_kw, resolve_args)
+from .common import (add_exact, add_json, command, emit, exact_arg, exact_grid, exact_list, float_list, int_in, rcg_kw,
+                     resolve_args)
 from .groups import add_readout, is_grouped, run_bounds_groups, run_group_spectrum, run_srf_groups
 from ..core.limits import MAX_SRF_DPS
 
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "rcg_args", "model_args", "solver_kw", "empirical_bulk"]
 
 COMMANDS: dict = {}
 
@@ -21,7 +18,7 @@ def _dps_arg(p, default=None):
                    help="significant digits wanted (certified by refinement; exit 3 if unreachable)")
 
 
-def _rcg_args(p, need_teacher=True):
+def rcg_args(p, need_teacher=True):
     p.add_argument("--student", required=True)
     p.add_argument("--teacher", required=need_teacher)
     p.add_argument("--noise-var", type=exact_arg, default="0", help="label-noise variance Delta >= 0")
@@ -52,14 +49,14 @@ def _solver_args(p):
                         "docs/theory/srf-theory.md §4.11, docs/studies/mechanism.md)")
 
 
-def _model_args(p):
+def model_args(p):
     """--dps, the model and solver options, --json."""
     _dps_arg(p)
     _solver_args(p)
     add_json(p)
 
 
-def _solverrcg_kw(args):
+def solver_kw(args):
     kw = dict(spike_channel=not args.no_spike_channel, spectrum=args.spectrum_mode, cross_term=not args.no_cross_term,
               kappa_nodes=args.kappa_nodes, inner_nodes=args.inner_nodes, tol=args.tol)
     if getattr(args, "loss", None) is not None:
@@ -69,7 +66,7 @@ def _solverrcg_kw(args):
     return kw
 
 
-def _empirical(args, rcg, beta):
+def empirical_bulk(args, rcg, beta):
     from ..core.exact import to_float
     from ..simulate import sizes_srf
     from ..simulate import empirical_spectrum
@@ -87,10 +84,10 @@ def _run_srf(args):
 
             raise InvalidParameterError("--row-norms", True, "the uniform readout (no --readout groups)")
         return run_srf_groups(args)
-    skw = _solverrcg_kw(args)
+    skw = solver_kw(args)
     kw = rcg_kw(args)
     if args.spectrum_mode == "empirical":
-        skw["empirical"] = _empirical(args, resolve_args(args)[:3], args.beta)
+        skw["empirical"] = empirical_bulk(args, resolve_args(args)[:3], args.beta)
     # (r, c, gamma) are resolved inside srf_solve, so that the mapping's errors reach the result
     sol = srf_solve(args.student, args.teacher, alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps,
                     **kw, **skw)
@@ -131,59 +128,6 @@ def _network_note(args):
                     c_formula=args.c_formula, spike_channel=not args.no_spike_channel, spectrum=args.spectrum_mode,
                     cross_term=not args.no_cross_term)
     return g, network_note(g, corrected=args.row_norms)
-
-
-def _run_curve(args):
-    from ..core.results import serialize, vouched
-    from ..srf.optimal.bounds import best_linear_checked
-    from ..srf import srf_sweep
-
-    from ..core.errors import InvalidParameterError
-
-    kw = rcg_kw(args)
-    if args.alphas is not None and (args.sweep is not None or args.values is not None):
-        raise InvalidParameterError("sweep", args.sweep, "either --alphas LIST, or --sweep PARAM --values LIST, not both")
-    if (args.sweep is None) != (args.values is None):
-        raise InvalidParameterError("sweep", args.sweep, "--sweep PARAM together with --values LIST")
-    values = args.alphas if args.alphas is not None else args.values
-    if values is None:
-        raise InvalidParameterError("values", None, "--alphas, or --sweep PARAM --values LIST")
-    fixed = dict(alpha=args.alpha, beta=args.beta, lam=args.lam, dps=args.dps, **kw, **_solverrcg_kw(args))
-    if args.spectrum_mode == "empirical":
-        if args.sweep in ("eta", "alpha0", "beta", "noise_var"):
-            raise InvalidParameterError("sweep", args.sweep, "alpha or lam with --spectrum-mode empirical "
-                                        "(the sampled bulk is fixed by beta, c, gamma)")
-        rr, cc, gg, _ = resolve_args(args)
-        for k in ("alpha0", "eta"):
-            fixed.pop(k, None)
-        fixed.update(r=rr, c=cc, gamma=gg, empirical=_empirical(args, (rr, cc, gg), args.beta))
-    param = "alpha" if args.alphas is not None else args.sweep
-    fixed.pop(param, None)
-    if param in ("eta", "alpha0") and "r" in fixed:
-        raise InvalidParameterError("sweep", param, "alpha, beta or lam when r, c, gamma are given")
-    if param in ("eta", "alpha0"):
-        fixed.update(alpha0=args.alpha0, eta=args.eta)
-        fixed.pop(param)
-    sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
-    bl = vouched(*best_linear_checked(args.teacher, args.dps), args.dps)
-    rows = []
-    for v, s in zip(values, sols):
-        d = s.to_dict()
-        rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": d["digits"],
-                     **d["order"], "r": d["r"], "c": d["c"], "gamma": d["gamma"],
-                     "iterations": s.iterations, "best_linear": bl})
-    if args.csv:
-        with open(args.csv, "w", newline="") as fh:
-            wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
-            wr.writeheader()
-            wr.writerows(rows)
-    buf = io.StringIO()
-    wr = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    wr.writeheader()
-    wr.writerows(rows)
-    emit(args, {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}},
-         buf.getvalue().rstrip())
-    return 0
 
 
 def _run_bounds(args):
@@ -337,7 +281,7 @@ def _setup_mapping(p):
 
 @command(COMMANDS, "cge", "mu0, mu1, mu*^2 of the conditional Gaussian equivalence (15) at given kappa")
 def _setup_cge(p):
-    _rcg_args(p, need_teacher=False)
+    rcg_args(p, need_teacher=False)
     p.add_argument("--kappa", required=True, type=exact_list, help="kappa values, e.g. '0,1/2,1'")
     _dps_arg(p)
     add_json(p)
@@ -346,9 +290,9 @@ def _setup_cge(p):
 
 @command(COMMANDS, "srf", "sRF saddle point and test error (Result 3.3 of [CPDKLZL24])")
 def _setup_srf(p):
-    _rcg_args(p)
+    rcg_args(p)
     add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"), ("--lam", "ridge lambda > 0 (sum loss)"))
-    _model_args(p)
+    model_args(p)
     add_readout(p, bulks=True)
     p.add_argument("--loss", default=None, help="readout loss (docs/theory/srf-theory.md §4.9): square (default), "
                    "logistic, hinge, or an expression in y, yhat (float64, noiseless labels; checked on entry: convex "
@@ -357,24 +301,9 @@ def _setup_srf(p):
     return _run_srf
 
 
-@command(COMMANDS, "srf-curve", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts")
-def _setup_curve(p):
-    _rcg_args(p)
-    p.add_argument("--alphas", type=exact_grid("--alphas"), help="alpha values: 'a,b,c' or 'start:stop:num' (exact)")
-    p.add_argument("--sweep", choices=["alpha", "beta", "lam", "eta", "alpha0", "noise_var"],
-                   help="sweep another parameter (with --values)")
-    p.add_argument("--values", type=exact_grid("--values"), help="values of the swept parameter")
-    p.add_argument("--alpha", type=exact_arg, help="n/d when sweeping another parameter")
-    p.add_argument("--beta", type=exact_arg, default="1")
-    p.add_argument("--lam", type=exact_arg, default="1/10")
-    p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
-    _model_args(p)
-    return _run_curve
-
-
 @command(COMMANDS, "bounds", "upper (26) / lower (27) bounds, eta-optimised (28), best linear baseline")
 def _setup_bounds(p):
-    _rcg_args(p)
+    rcg_args(p)
     p.add_argument("--optimize-eta", action="store_true")
     p.add_argument("--eta-max", type=exact_arg, default="10", help="largest learning rate of the (28) search")
     p.add_argument("--optimize-bias", action="store_true",
@@ -388,7 +317,7 @@ def _setup_bounds(p):
 
 @command(COMMANDS, "spectrum", "bulk density of Phi^T Phi / p, Stieltjes transform at -lambda, mean spike (docs/theory/srf-theory.md §7)")
 def _setup_spectrum(p):
-    _rcg_args(p, need_teacher=False)
+    rcg_args(p, need_teacher=False)
     add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"))
     p.add_argument("--z", type=exact_grid("--z"), help="grid of real parts x ('a:b:k', exact: each x is read as typed); "
                    "default automatic")
