@@ -1,0 +1,401 @@
+r"""Batched float64 solve of the single-group sRF saddle point over many points at once (docs/theory/numerics.md
+§4–5, §10).
+
+Points that share :math:`(r,c,\gamma)` share the κ-rule; the map of Result 3.3 is linear in the node functions, so
+one application to P points is two matrix products of the P×N weights :math:`1/(1+V(\kappa))` and their squares with
+the fixed node columns (``_Rule``), whatever α, β, λ and Δ each point has.  Per point: Newton with the
+forward-difference Jacobian (docs/theory/numerics.md §4; only the V₁, V₂ columns re-weight the nodes) from a warm
+start (the neighbouring point of the previous group, or a solved neighbour), damped where a step leaves the domain;
+then, as in :func:`~onestep_theory.srf.single.solve.srf_solve`, chord-Newton polish on the rule levels 0, 1, … with
+the error of docs/theory/numerics.md §5 — the change between levels, the shifted last correction, the rounding floor
+— grown by the mapping's errors, until the target is met.  A point that does not converge, leaves the domain or misses
+its target in the batch is solved by :func:`srf_solve` itself (which raises ConvergenceError where it fails): no
+value is returned without its own certified error.
+
+Done here: square loss, F3 (Marchenko–Pastur) prior, spike channel on or off, either c formula.  Not batched (the
+single-point solver runs): ``dps``, general losses, K groups, ``row_norms``, ``spectrum="empirical"``, the notebook's
+rules or convergence, ``mp_method="quad"``.
+
+>>> sols = srf_batch("tanh", "sin", [{"alpha": a} for a in ("0.5", "1", "2")], alpha0=20, eta=3, beta=1, lam="0.1")
+>>> ref = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1")
+>>> abs(sols[1].test_error - ref.test_error) <= sols[1].abs_error + ref.abs_error, sols[1].digits >= 10
+(True, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ...core.errors import InvalidParameterError
+from ...core.exact import float_in
+from ...core.precision import EPS64, MAX_LEVEL
+from ...core.results import digits_of, provenance
+from ..features.kappa import srf_setup
+from ..features.mapping import resolve_rcg
+from .priors import mp_integrals_quad
+from .saddle import HATS, ORDER
+from .solution import SRFOptions, SRFSolution, rounding_floor
+from .solve import MIN_TOL, srf_solve
+
+__all__ = ["srf_batch", "batchable"]
+
+KEYS = ORDER + HATS + ("D", "test_error")
+GROUP = ("alpha0", "eta", "noise_var", "r", "c", "gamma")      # the inputs of (r, c, γ) and the κ-rule
+METHOD = "batched Newton + chord Newton (float64), error from refined discretisation"
+REFS = ["[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "docs/theory/srf-theory.md §4", "docs/theory/numerics.md §4-5"]
+
+
+def batchable(options: SRFOptions, dps=None) -> bool:
+    """Whether :func:`srf_batch` solves these options itself (module docstring); otherwise it runs srf_solve."""
+    o = options
+    return (dps is None and o.loss is None and o.spectrum == "mp" and o.row_norms is False and o.convergence == "all"
+            and not o.kappa_nodes and not o.inner_nodes and o.mp_method == "closed")
+
+
+class _Rule:
+    r"""The κ-rule of one level as node columns: with :math:`a=\mu_1\kappa`, :math:`\bar m=\mu_0m+a\vartheta` and
+    :math:`B=\sum_t c_t(x)f_t+\Delta` (docs/theory/srf-theory.md §4.3–4.4) every sum of the map is a column of
+    ``inv @ C1`` or ``inv**2 @ C2``, ``inv`` = :math:`1/(1+\mu_1^2V_1+\mu_\star^2V_2)` per point and node."""
+
+    def __init__(self, S):
+        w, mu0, mu1, ms2, h, h1, h2 = S.w, S.mu0, S.mu1, S.mus2, S.h, S.h1, S.h2
+        a, m1s = mu1 * S.kappa, mu1 * mu1
+        self.S, self.c, self.n, self.m1s, self.ms2 = S, float(S.c), len(w), m1s, ms2
+        self.C1 = np.stack([w * m1s, w * ms2, w * a * h, w * a * mu0, w * a * a, w * mu1 * h1, w * mu0 * h,
+                            w * mu0 * mu0], axis=1)
+        f = [h2, mu0 * h, a * h, mu0 * mu0, mu0 * a, a * a, mu1 * h1, m1s, ms2, np.ones_like(w)]
+        self.C2 = np.stack([w * m1s * g for g in f] + [w * ms2 * g for g in f], axis=1)
+        self.E0 = np.array([w @ g for g in f[:9]])
+        self.no_mean = float(w @ (mu0 * mu0)) < 1e-14
+
+    def moments(self, V1, V2):
+        with np.errstate(all="ignore"):
+            inv = 1.0 / (1.0 + np.outer(V1, self.m1s) + np.outer(V2, self.ms2))
+            return inv @ self.C1, (inv * inv) @ self.C2
+
+    def tail(self, x, M, p, spike=True):
+        """The new state, the hats, D and (25) from the moments ``M``; ``ok`` False where the map is undefined."""
+        (m, th, ps, q1, q2, V1, V2), (M1, M2), (al, be, la) = x.T, M, p[:3]
+        aB, sb = al / be, np.sqrt(be)
+        with np.errstate(all="ignore"):
+            cf = np.stack([np.ones_like(m), -2 * m, -2 * th, m * m, 2 * m * th, th * th, -2 * ps, q1, q2, p[3]], 1)
+            hV1, hV2 = aB * M1[:, 0], aB * M1[:, 1]
+            hq1, hq2 = aB * np.sum(cf * M2[:, :10], 1), aB * np.sum(cf * M2[:, 10:], 1)
+            hth = (al / sb) * (M1[:, 2] - m * M1[:, 3] - th * M1[:, 4]) * spike
+            hps = (al / sb) * M1[:, 5]
+            m_new = 0 * m if self.no_mean else (M1[:, 6] - th * M1[:, 3]) / M1[:, 7]
+            V1n, V2n, J1, J2, K0 = self.prior(be, la, hV1, hV2)
+            Dsm = 1 - be * hV1 * V1n
+            th_n, ps_n = sb * hth * V1n / Dsm, sb * hps * V1n
+            q1n = hq1 * J1 + hq2 * J2 + hps * hps * J1 + hth * hth * (J1 - be * V1n * V1n) / (Dsm * Dsm)
+            q2n = hq1 * J2 + hq2 * K0 + hps * hps * J2 + hth * hth * J2 / (Dsm * Dsm)
+            new = np.stack([m_new, th_n, ps_n, q1n, q2n, V1n, V2n], 1)
+            eps = cf[:, :9] @ self.E0
+            ok = (Dsm > 0) & (hV1 > 0) & np.all(np.isfinite(new), 1) & _valid(new)
+        return new, np.stack([hV1, hV2, hq1, hq2, hth, hps], 1), Dsm, eps, ok
+
+    def prior(self, be, la, hV1, hV2):
+        """:func:`~onestep_theory.srf.single.priors.mp_integrals` vectorised (the same closed form and branches);
+        where t is large, its quadrature form, point by point, as the single-point map does."""
+        c, L = self.c, la + hV2
+        t = L / hV1
+        bq = t + c - c * be
+        disc = np.sqrt(bq * bq + 4 * c * be * t)
+        s = np.where(bq >= 0, 2 / (bq + disc), (disc - bq) / (2 * c * be * t))
+        sp_ = -(c * be * s * s + s) / (2 * c * be * t * s + bq)
+        omts = np.where(t <= c, 1 - t * s, c * s * (1 - be + be * t * s))
+        out = [omts / hV1, s / hV1, (1 - 2 * t * s - t * t * sp_) / hV1**2, (s + t * sp_) / hV1**2, -sp_ / hV1**2]
+        for i in np.nonzero(L / np.maximum(hV1, 1e-300) > 100 * c)[0]:
+            try:
+                q = mp_integrals_quad(c, float(be[i]), float(la[i]), float(hV1[i]), float(hV2[i]))
+            except (ZeroDivisionError, ValueError, OverflowError):
+                q = (np.nan,) * 5
+            for arr, v in zip(out, q):
+                arr[i] = v
+        return out
+
+    def apply(self, x, p, spike):
+        return self.tail(x, self.moments(x[:, 5], x[:, 6]), p, spike)
+
+    def values(self, x, p, spike):
+        """Every reported quantity (``KEYS``) at the states ``x``, as a P×15 array, and ``ok``."""
+        new, hats, Dsm, eps, ok = self.apply(x, p, spike)
+        return np.column_stack([new, hats, Dsm, eps]), ok
+
+    def jacobian(self, x, p, spike, F0, M):
+        """Forward-difference Jacobian of the map (steps as :func:`~onestep_theory.srf.single.solvers.jacobian`)."""
+        P = len(x)
+        e = 1e-7 * np.maximum(1.0, np.abs(x))                  # (P, 7)
+        xp = np.repeat(x[None], 7, 0)                        # (7, P, 7): row j moved along coordinate j
+        xp[np.arange(7), :, np.arange(7)] += e.T
+        xp = xp.reshape(7 * P, 7)
+        Mv = self.moments(xp[5 * P:, 5], xp[5 * P:, 6])        # only V1, V2 re-weight the nodes
+        Mj = tuple(np.concatenate([np.tile(a, (5, 1)), b]) for a, b in zip(M, Mv))
+        Fp = self.tail(xp, Mj, np.tile(p, 7), spike)[0].reshape(7, P, 7)
+        return np.transpose((Fp - F0[None]) / e.T[:, :, None], (1, 2, 0))
+
+
+def _valid(x):
+    """:func:`~onestep_theory.srf.single.saddle.is_valid`, row by row."""
+    return ((x[:, 5] >= 0) & (x[:, 6] >= 0) & (x[:, 3] >= 0) & (x[:, 4] >= 0)
+            & (x[:, 3] >= x[:, 2] ** 2 * (1 - 1e-9) - 1e-15))
+
+
+def _size(dx, x):
+    return np.max(np.abs(dx) / np.maximum(1.0, np.abs(x)), axis=1)
+
+
+def _chord(J):
+    """:math:`(I-J)^{-1}` per point and its norm; None rows where the guards of srf_solve's chord inverse fail."""
+    A = np.eye(7) - J
+    good = np.all(np.isfinite(A), axis=(1, 2))
+    Jinv = np.full_like(A, np.nan)
+    if good.any():
+        with np.errstate(all="ignore"):
+            try:
+                Jinv[good] = np.linalg.inv(A[good])
+            except np.linalg.LinAlgError:         # a singular one among them: one by one
+                for i in np.nonzero(good)[0]:
+                    try:
+                        Jinv[i] = np.linalg.inv(A[i])
+                    except np.linalg.LinAlgError:
+                        pass
+    nA, nI = np.abs(A).sum(2).max(1), np.abs(Jinv).sum(2).max(1)
+    good &= np.all(np.isfinite(Jinv), axis=(1, 2)) & (nA * nI < 1 / EPS64)
+    return Jinv, np.where(good, np.maximum(1.0, nI), np.nan), good
+
+
+def _newton(R, x, p, spike, max_iter=20, done_at=1e-4):
+    """Damped Newton on x = F(x) for every row of ``x``: ``(x, chord inverse, cond, converged, evaluations)``.  A row
+    stops after a full step below ``done_at`` (relative; the state is then quadratically closer, and the chord polish
+    of ``_levels`` takes it to the rounding floor), or fails: a step halved 6 times, or ``max_iter`` steps."""
+    P = len(x)
+    x = x.copy()
+    done, alive, evals = np.zeros(P, bool), np.ones(P, bool), np.zeros(P, int)
+    Jinv, cond = np.full((P, 7, 7), np.nan), np.full(P, np.nan)
+    M = R.moments(x[:, 5], x[:, 6])
+    F, _, _, _, ok = R.tail(x, M, p, spike)
+    alive &= ok & _valid(x)
+    for _ in range(max_iter):
+        a = np.nonzero(alive & ~done)[0]
+        if not len(a):
+            break
+        xa, pa, Ma = x[a], p[:, a], (M[0][a], M[1][a])
+        Ji, cn, good = _chord(R.jacobian(xa, pa, spike, F[a], Ma))
+        evals[a] += 8
+        Jinv[a], cond[a] = Ji, cn
+        dx = np.einsum("pij,pj->pi", np.where(good[:, None, None], Ji, 0.0), F[a] - xa)
+        size, res = _size(dx, xa), _size(F[a] - xa, xa)
+        t, pend = np.ones(len(a)), good.copy()
+        alive[a[~good]] = False
+        for _ in range(7):                        # halve the step where it leaves the domain or grows the residual
+            i = np.nonzero(pend)[0]
+            if not len(i):
+                break
+            xt = xa[i] + t[i, None] * dx[i]
+            Mt = R.moments(xt[:, 5], xt[:, 6])
+            Ft, _, _, _, okt = R.tail(xt, Mt, pa[:, i], spike)
+            evals[a[i]] += 1
+            acc = okt & _valid(xt) & ((_size(Ft - xt, xt) < res[i]) | (size[i] * t[i] < 1e-10))
+            k = a[i[acc]]
+            x[k], F[k], M[0][k], M[1][k] = xt[acc], Ft[acc], Mt[0][acc], Mt[1][acc]
+            done[k] = (size[i[acc]] < done_at) & (t[i[acc]] == 1)
+            pend[i[acc]] = False
+            t[i[~acc]] /= 2
+        alive[a[pend]] = False
+    return x, Jinv, cond, done & alive, evals
+
+
+def _polish(R, x, p, spike, Jinv, tol=1e-15, max_steps=8):
+    """:func:`~onestep_theory.srf.single.solvers.polish` for every row, with the solver's error of srf_solve: the
+    change of every quantity when the state moves by the last (not applied) correction's size.  Returns
+    ``(x, values, solver errors, steps, ok)``."""
+    P = len(x)
+    x, vals, last = x.copy(), np.zeros((P, len(KEYS))), np.zeros((P, 7))
+    steps, ok, act, prev = np.zeros(P, int), np.ones(P, bool), np.ones(P, bool), np.full(P, np.inf)
+    for step in range(1, max_steps + 1):
+        a = np.nonzero(act)[0]
+        if not len(a):
+            break
+        va, oka = R.values(x[a], p[:, a], spike)
+        dx = np.einsum("pij,pj->pi", Jinv[a], va[:, :7] - x[a])
+        size = _size(dx, x[a])
+        stop = (size < tol) | ((step > 2) & (size > 0.5 * prev[a])) | (step == max_steps) | ~oka
+        s = a[stop]
+        vals[s], last[s], steps[s], ok[s], act[s] = va[stop], np.abs(dx[stop]), step, oka[stop], False
+        m = a[~stop]
+        prev[m], x[m] = size[~stop], x[m] + dx[~stop]
+    shifted, oks = R.values(x + last, p, spike)
+    return x, vals, np.abs(vals - shifted), steps, ok & oks & np.all(np.isfinite(vals), 1)
+
+
+def _levels(p, x, Jinv, cond, rules, target, spike):
+    """The refinement of srf_solve for every row (docs/theory/numerics.md §5, ``core.precision.refine``): polish on
+    level 0, 1, … until the test error's change meets ``target``.  Returns ``(values, errors, level, state, steps,
+    met)``; rows whose map fails on a level are not ``met``."""
+    P = len(x)
+    vals, err, lev, steps = np.zeros((P, len(KEYS))), np.full((P, len(KEYS)), np.inf), np.zeros(P, int), np.zeros(P, int)
+    met, act, prev = np.zeros(P, bool), np.ones(P, bool), None
+    for L in range(MAX_LEVEL + 1):
+        a = np.nonzero(act)[0]
+        R = rules(L) if len(a) else None
+        if R is None:
+            break
+        xa, va, sa, st, oka = _polish(R, x[a], p[:, a], spike, Jinv[a])
+        steps[a] += st
+        act[a[~oka]] = False
+        if prev is not None:
+            fl = rounding_floor(EPS64, 1.0, R.n, False) * cond[a]
+            e = np.abs(va - prev[a]) + sa + fl[:, None] * np.maximum(1.0, np.abs(va))
+            vals[a], err[a], lev[a] = va, e, L
+            good = oka & (e[:, -1] <= target * np.abs(va[:, -1]))
+            met[a[good]], act[a[good]] = True, False
+        prev = np.zeros((P, len(KEYS))) if prev is None else prev
+        prev[a], x[a] = va, xa
+    return vals, err, lev, x, steps, met & np.all(np.isfinite(err), 1)
+
+
+def srf_batch(student, teacher, points, *, tol=None, options=None, dps=None, progress=None, **fixed) -> list:
+    r""":func:`~onestep_theory.srf.single.solve.srf_solve` at every point of ``points`` (dicts of the inputs that
+    vary: ``alpha``, ``beta``, ``lam``, ``noise_var``, ``alpha0``, ``eta`` or ``r``, ``c``, ``gamma``), the others
+    ``fixed``; returns one :class:`SRFSolution` per point, in order, each with its own refined error (module
+    docstring).  Options the batch does not cover, and ``dps``, run srf_solve point by point, warm-started.
+    ``progress(done, total)`` is called after each group of points sharing (r, c, γ)."""
+    names = {f for f in SRFOptions.__dataclass_fields__}
+    opt = SRFOptions.build(options, {k: fixed.pop(k) for k in list(fixed) if k in names})
+    pts = [dict(fixed, **pt) for pt in points]
+    known = {"alpha", "beta", "lam", "noise_var"} | set(GROUP)
+    for pt in pts:
+        for k in pt:
+            if k not in known:
+                raise InvalidParameterError(k, pt[k], f"an input of srf_solve ({', '.join(sorted(known))})")
+    if not batchable(opt, dps):
+        return _one_by_one(student, teacher, pts, tol, opt, dps)
+    if tol is not None and not MIN_TOL <= float_in(tol, "tol") <= 0.1:
+        raise InvalidParameterError("tol", tol, f"a real number in [{MIN_TOL:g}, 0.1] (use dps for more digits)")
+    target = 1e-10 if tol is None else float_in(tol, "tol")
+    seen, groups = {}, {}
+    par = np.empty((4, len(pts)))
+    for i, pt in enumerate(pts):                       # every input checked before any work
+        for j, (k, strict) in enumerate((("alpha", True), ("beta", True), ("lam", True), ("noise_var", False))):
+            v = pt.get(k, 0 if k == "noise_var" else None)
+            if v is None:
+                raise InvalidParameterError(k, None, "a value (a real number > 0)")
+            key = (k, v if isinstance(v, (str, int, float)) else repr(v))
+            if key not in seen:
+                seen[key] = float_in(v, k, strict=strict)
+            par[j, i] = seen[key]
+        groups.setdefault(tuple(_hashable(pt.get(k)) for k in GROUP), []).append(i)
+    maps = {g: resolve_rcg(student, teacher, *(pts[ix[0]].get(k) for k in ("r", "c", "gamma", "alpha0", "eta")),
+                           pts[ix[0]].get("noise_var", 0), opt.c_formula, opt.strict_odd, None)
+            for g, ix in groups.items()}
+    out, states = [None] * len(pts), {}
+    with threadpool_limits(limits=1):             # P x N by N x 28 products: threads cost more than they give
+        for n, (g, ix) in enumerate(groups.items()):
+            _group(student, teacher, pts, ix, par, maps[g], opt, target, out, states)
+            if progress is not None:
+                progress(n + 1, len(groups))
+    return out
+
+
+def _hashable(v):
+    return v if isinstance(v, (str, int, float, type(None))) else repr(v)
+
+
+def _one_by_one(student, teacher, pts, tol, opt, dps, init=None):
+    out = []
+    for pt in pts:
+        out.append(srf_solve(student, teacher, tol=tol, options=opt, dps=dps, init=init, **pt))
+        init = tuple(float(v) for v in out[-1].state())
+    return out
+
+
+def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states):
+    """Solve the points ``ix`` that share (r, c, γ): warm starts from ``states`` (the last group's states, keyed by
+    (α, β, λ)) or from a solved neighbour, Newton, the refinement; srf_solve where the batch fails."""
+    rr, cc, gg, m = mapping
+    p, spike = par[:, ix], bool(opt.spike_channel)
+    keys = [tuple(p[:3, i]) for i in range(len(ix))]
+    X = np.array([states.get(k, (np.nan,) * 7) for k in keys], dtype=float)
+    rules, conv = {}, np.zeros(len(ix), bool)
+    solved = {}                                       # row -> SRFSolution from srf_solve
+
+    def rule(L):
+        if L not in rules:
+            try:
+                rules[L] = _Rule(srf_setup(student, teacher, rr, cc, gg, digits=16, level=L))
+            except InvalidParameterError as exc:          # the rules' node limit: srf_solve takes these points
+                if exc.param != "quadrature":
+                    raise
+                rules[L] = None
+        return rules[L]
+
+    def single(i, init=None):
+        solved[i] = srf_solve(student, teacher, tol=target, options=opt, init=init, **pts[ix[i]])
+        X[i] = [float(v) for v in solved[i].state()]
+
+    if not np.isfinite(X).all(1).any():
+        single(len(ix) // 2)
+    Jinv, cond, evals = np.full((len(ix), 7, 7), np.nan), np.full(len(ix), np.nan), np.zeros(len(ix), int)
+    fresh = ~np.isfinite(X).all(1)
+    for _ in range(4):                                # Newton; a failed row restarts from its nearest solved row
+        anchors = np.array(sorted(set(np.nonzero(conv)[0]) | set(solved)), dtype=int)
+        for i in np.nonzero(fresh & ~conv)[0]:
+            if i not in solved and len(anchors):
+                X[i] = X[anchors[np.argmin(np.abs(anchors - i))]]
+        have = np.array([np.isfinite(X[i]).all() and i not in solved for i in range(len(ix))])
+        todo = np.nonzero(have & ~conv)[0]
+        if not len(todo):
+            break
+        xs, Ji, cn, ok, ev = _newton(rule(0), X[todo], p[:, todo], spike)
+        X[todo[ok]], Jinv[todo[ok]], cond[todo[ok]], conv[todo[ok]] = xs[ok], Ji[ok], cn[ok], True
+        evals[todo] += ev
+        fresh[todo[~ok]] = True
+        if ok.all() or not ok.any():
+            break
+    rows = np.nonzero(conv)[0]
+    vals, err, lev, xf, steps, met = _levels(p[:, rows], X[rows], Jinv[rows], cond[rows], rule, target, spike)
+    err = _grown(vals, err, cond[rows], m)
+    met &= err[:, -1] <= target * np.abs(vals[:, -1])          # the target, after the growth (srf_solve's order)
+    for r_, i in enumerate(rows):
+        if met[r_]:
+            out[ix[i]] = _solution(pts[ix[i]], vals[r_], err[r_], lev[r_], xf[r_], m, (rr, cc, gg),
+                                   rule(lev[r_]).S, opt, evals[i], steps[r_])
+            X[i] = xf[r_]
+    for i in range(len(ix)):                          # what the batch could not certify: the single-point solver
+        if out[ix[i]] is None and i not in solved:
+            done = [j for j in range(len(ix)) if out[ix[j]] is not None or j in solved]
+            near = min(done, key=lambda j: abs(j - i)) if done else None
+            single(i, None if near is None else tuple(X[near]))
+        if i in solved:
+            out[ix[i]] = solved[i]
+    for i, k in enumerate(keys):
+        states[k] = tuple(X[i])
+
+
+def _grown(vals, err, cond, mapping):
+    """The errors of srf_solve's result (``_solution`` there) for every row: grown by the mapping's relative error of
+    (r, c, γ), amplified by the condition of the fixed point (docs/theory/numerics.md §5)."""
+    if mapping is None:
+        return err
+    rel = max(mapping.errors[k] / max(abs(float(getattr(mapping, k))), 1.0) for k in ("r", "c", "gamma"))
+    return err + 10.0 * cond[:, None] * rel * np.maximum(1.0, np.abs(vals))
+
+
+def _solution(pt, v, e, lev, x, mapping, rcg, S, opt, evals, steps):
+    """The SRFSolution of one point, with the fields srf_solve gives it."""
+    vals, errors = dict(zip(KEYS, v)), dict(zip(KEYS, e.tolist()))
+    if mapping is not None:
+        errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
+    res = float(np.max(np.abs(v[:7] - x) / np.maximum(1.0, np.abs(x))))
+    return SRFSolution(
+        test_error=vals["test_error"], abs_error=errors["test_error"],
+        digits=digits_of(vals["test_error"], errors["test_error"]), order={k: vals[k] for k in ORDER},
+        hats={k: vals[k] for k in HATS}, errors=errors, D=vals["D"], r=rcg[0], c=rcg[1], gamma=rcg[2],
+        **{k: pt.get(k, 0) for k in ("alpha", "beta", "lam", "noise_var")},
+        iterations=int(evals), newton_steps=int(steps), residual=res, status="converged (batched Newton)",
+        options=dict(c_formula=opt.c_formula, spike_channel=opt.spike_channel, spectrum=opt.spectrum,
+                     cross_term=opt.cross_term, kappa_nodes=S.nodes[0], inner=S.nodes[1], level=int(lev),
+                     convergence=opt.convergence, damping=opt.damping, row_norms=opt.row_norms),
+        dps=None, provenance=provenance(dps=None, method=METHOD, references=REFS))
