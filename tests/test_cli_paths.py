@@ -8,7 +8,6 @@ simulated quantities, seed reproducibility), never against numbers copied from a
 Everything runs in-process through :func:`onestep_theory.cli.main` except two small subprocess tests.
 """
 
-import csv
 import functools
 import io
 import json
@@ -23,6 +22,7 @@ import mpmath
 import pytest
 
 import onestep_theory
+from onestep_theory.core.results import read_csv
 from onestep_theory.cli import common, main
 from onestep_theory.core.errors import ConvergenceError, InvalidParameterError, OnestepError
 
@@ -494,7 +494,7 @@ def test_srf_curve_alphas_equals_single_point_solves(capsys, tmp_path):
     assert rc == 0, err
     # (the printed table uses the csv module's "\r\n" line ends, like the file: compare the lines)
     assert path.read_text().splitlines() == out.rstrip("\n").splitlines()
-    rows = list(csv.DictReader(io.StringIO(out)))
+    rows = read_csv(io.StringIO(out))[1]                   # after the "#" lines of context
     assert [float(r["alpha"]) for r in rows] == [0.5, 1.0]
     for row in rows:
         ref, ref_err = _srf_point(capsys, "--alpha", row["alpha"], "--lam", "0.1")
@@ -521,7 +521,7 @@ def test_srf_curve_eta_sweep_remaps(capsys):
     """Sweeping eta recomputes r, c, gamma from Result 3.1 at every eta."""
     rc, out, err = run(["srf-curve", *SRF_AE, "--sweep", "eta", "--values", "1,3", "--alpha", "1"], capsys)
     assert rc == 0, err
-    rows = list(csv.DictReader(io.StringIO(out)))
+    rows = read_csv(io.StringIO(out))[1]
     for row in rows:
         ref = mapping_tanh_sin(20, float(row["eta"]))
         for k in ("r", "c", "gamma"):

@@ -3,7 +3,6 @@ confidence two-sided, 80 % power), gaps in % of the theory; an underpowered stud
 References: the normal closed form (z_0.975 + z_0.80) se, Monte Carlo of the test itself, the Welch-Satterthwaite
 formula on coefficients found by perturbing the fit's input."""
 
-import csv
 import json
 import math
 from statistics import NormalDist
@@ -11,6 +10,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from onestep_theory.core.results import read_csv
 from onestep_theory import InvalidParameterError
 from onestep_theory.cli.main import main
 from onestep_theory.study import extrapolate, run_study
@@ -145,7 +145,7 @@ def test_text_json_and_csv_carry_the_detectable_gap(tmp_path, capsys):
         f = comp["fit"]
         assert f["status"] in ("outside", "inside", "underpowered") and "detect" in f["verdict"]
         assert abs(float(f["g_inf_pct"]) - 100 * float(f["g_inf"]) / float(out["theory"])) < 1e-9
-    rows = [r for r in csv.DictReader(open(tmp_path / "g.csv")) if r["d"] == "inf"]
+    rows = [r for r in read_csv(tmp_path / "g.csv")[1] if r["d"] == "inf"]
     assert [r["comparison"] for r in rows] == ["theory", "row_norms"]
     assert all(float(r["detectable_gap_pct"]) > 0 and "detect" in r["verdict"] for r in rows)
 

@@ -1,13 +1,13 @@
 """Finite-size studies (docs/theory/numerics.md §8): tasks independent of order, resumable without recomputation,
 paired references, every protocol, the command line."""
 
-import csv
 import json
 import math
 
 import numpy as np
 import pytest
 
+from onestep_theory.core.results import read_csv
 from onestep_theory import InvalidParameterError
 from onestep_theory.cli.main import main
 from onestep_theory.study import PROTOCOLS, ResultStore, run_study, run_task, task_seed
@@ -117,7 +117,7 @@ def test_cli_study_resume_store_and_outputs(tmp_path, capsys):
     assert main(argv + ["--csv", str(tmp_path / "g.csv")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["run"]["executed"] == 6 and len(out["sizes"]) == 3 and "verdict" in out["fit"]
-    rows = [r for r in csv.DictReader(open(tmp_path / "g.csv")) if r["d"] != "inf"]      # d = inf: the fit
+    rows = [r for r in read_csv(tmp_path / "g.csv")[1] if r["d"] != "inf"]      # d = inf: the fit
     assert [float(r["gap"]) for r in rows] == [float(r["gap"]) for r in out["sizes"]]
     assert main(argv) == 2                                    # the study is in the store: --resume needed
     assert "--resume" in capsys.readouterr().err
@@ -131,7 +131,7 @@ def test_cli_study_resume_store_and_outputs(tmp_path, capsys):
     assert main(["store", "show", store, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["tasks"]) == 6
     assert main(["store", "export", store, "--out", str(tmp_path / "e.csv")]) == 0
-    assert len(list(csv.DictReader(open(tmp_path / "e.csv")))) == 6
+    assert len(read_csv(tmp_path / "e.csv")[1]) == 6
     assert "6 task(s) written" in capsys.readouterr().err
     # refusals: one line naming the parameter
     for bad in (["--alpha0", "20"], ["--reps", "2,2"], ["--workers", "2", "--scheduler", "tcp://127.0.0.1:1"]):

@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 import time
 
@@ -16,7 +17,8 @@ from ..core.limits import MAX_DPS
 
 __all__ = ["Parser", "int_in", "exact_arg", "exact_grid", "exact_text", "add_exact", "add_debug", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
            "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
-           "MAX_GRID", "rcg_kw", "resolve_args"]
+           "MAX_GRID", "rcg_kw", "resolve_args", "cli_context", "add_table",
+           "table_form", "OUTPUT_DESTS"]
 
 EXIT_INTERNAL = 4            # distinct from check's 1 (differs): a crash never reads as a verdict
 EXIT_USAGE = 2
@@ -116,6 +118,15 @@ def output_dir(text):
     return text
 
 
+def add_table(p):
+    p.add_argument("--table", choices=["latex", "latex-pm"], help="print a booktabs table of value +- error, only "
+                   "the vouched digits: latex as siunitx \\num{1.2345(12)}, latex-pm as $1.2345 \\pm 1.2\\times10^{-3}$")
+
+
+def table_form(args) -> str:
+    return "pm" if args.table == "latex-pm" else "siunitx"      # the form of quantities.table.latex_table
+
+
 def add_json(p):
     p.add_argument("--json", action="store_true", help="print JSON (numbers as decimal strings)")
 
@@ -148,6 +159,27 @@ def emit(args, payload: dict, text: str) -> None:
         print(json.dumps(decimal_strings(payload), indent=2))
     else:
         print(text)
+
+
+#: Options that say where and how to write, not what was computed: left out of an output's parameters.
+OUTPUT_DESTS = ("help", "json", "csv", "plot", "report", "out", "table", "quiet", "debug", "format")
+
+
+def cli_context(args, method=None, provenance=None) -> dict:
+    """The context an output file carries (``core.results.csv_text``): the command line as typed, the parameters
+    as typed (exact strings: ``"phi": "1/2"``; ``main.record_typed`` kept their text), those left at their defaults
+    apart, the method and the provenance (no date: the same command writes the same file)."""
+    ctx = getattr(args, "typed_context", None) or {"argv": sys.argv[1:], "raw": {}, "actions": []}
+    argv, given, defaults = ctx["argv"], {}, {}
+    for a in ctx["actions"]:
+        value = getattr(args, a.dest, None)
+        if value is None or value is False or value == []:
+            continue
+        text = ctx["raw"].get(a.dest, value)
+        typed = not a.option_strings or any(t == o or t.startswith(o + "=") for t in argv for o in a.option_strings)
+        (given if typed or text != a.default else defaults)[a.dest] = text
+    return {"command": shlex.join(["onestep-theory"] + [str(t) for t in argv]), "parameters": given,
+            "defaults": defaults, "method": method, "provenance": provenance}
 
 
 def command(table: dict, name: str, help_text: str):

@@ -21,9 +21,9 @@ import warnings
 from .. import __version__
 from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError, ResourceError
 from .convention import FAMILY, rewrite
-from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, Heartbeat, Parser, add_debug
+from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, OUTPUT_DESTS, Heartbeat, Parser, add_debug
 
-__all__ = ["main", "build_parser", "COMMAND_INDEX"]
+__all__ = ["main", "build_parser", "COMMAND_INDEX", "record_typed"]
 
 #: Command -> (its module in ``onestep_theory.cli``, its help line), in the order of ``--help``.  The help line is
 #: the module's own (``COMMANDS``; tests/test_cli_startup.py checks that the two agree).
@@ -110,10 +110,32 @@ def _glued(argv: list) -> list:
     return out
 
 
+def record_typed(parser, argv) -> dict:
+    """Keep the text of every value of ``parser``'s arguments as typed (each argument type is wrapped to note its
+    text first); ``common.cli_context`` reads it from the parsed namespace (``args.typed_context``)."""
+    raw, actions = {}, []
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    for p in [parser] + ([] if sub is None else list(dict.fromkeys(sub.choices.values()))):
+        for a in p._actions:
+            if a.dest in OUTPUT_DESTS or a.dest == "command" or a.help == argparse.SUPPRESS:
+                continue
+            actions.append(a)
+            if callable(a.type) and not getattr(a.type, "typed_dest", None):
+                def conv(text, _orig=a.type, _dest=a.dest):
+                    raw[_dest] = text
+                    return _orig(text)
+
+                conv.__name__, conv.typed_dest = getattr(a.type, "__name__", "value"), a.dest
+                a.type = conv
+    return {"argv": list(argv), "raw": raw, "actions": actions}
+
+
 def main(argv=None) -> int:
-    argv = _glued(list(sys.argv[1:] if argv is None else argv))
+    typed = list(sys.argv[1:] if argv is None else argv)      # the command line as typed, for output files
+    argv = _glued(typed)
     name = command_of(argv)
     parser = build_parser(only=name if name in COMMAND_INDEX else "")
+    context = record_typed(parser, typed)
     try:
         if name != "check-paper":      # its --convention names the paper's TeX table: no flags to convert
             argv = rewrite(argv, lambda command: _flags(parser, command))
@@ -128,6 +150,7 @@ def main(argv=None) -> int:
         parser.print_help()
         return EXIT_USAGE
     args.command = " ".join(v for v in (args.command, getattr(args, "protocol", None)) if v)
+    args.typed_context = context
 
     def one_line(message, category, filename, lineno, file=None, line=None):
         print(f"onestep-theory {args.command}: warning: {' '.join(str(message).split())}", file=sys.stderr)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from .common import (add_json, command, emit, exact_arg, exact_grid, int_in, output_path, plot_path, rcg_kw,
-                     resolve_args)
+from .common import (add_json, add_table, cli_context, command, emit, exact_arg, exact_grid, int_in, output_path,
+                     plot_path, rcg_kw, resolve_args, table_form)
 from .srf import empirical_bulk, model_args, rcg_args, solver_kw
 
 __all__ = ["COMMANDS"]
@@ -15,10 +15,7 @@ __all__ = ["COMMANDS"]
 COMMANDS: dict = {}
 
 def _run_curve(args):
-    import csv
-    import io
-
-    from ..core.results import serialize, vouched
+    from ..core.results import serialize, vouch, vouched, write_csv
     from ..srf.optimal.bounds import best_linear_checked
     from ..srf import srf_sweep
 
@@ -56,18 +53,32 @@ def _run_curve(args):
         rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": d["digits"],
                      **d["order"], "r": d["r"], "c": d["c"], "gamma": d["gamma"],
                      "iterations": s.iterations, "best_linear": bl})
+    ctx = cli_context(args, _curve_method(sols, args.dps), sols[0].provenance)
     if args.csv:
-        with open(args.csv, "w", newline="") as fh:
-            wr = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
-            wr.writeheader()
-            wr.writerows(rows)
-    buf = io.StringIO()
-    wr = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-    wr.writeheader()
-    wr.writerows(rows)
-    emit(args, {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}},
-         buf.getvalue().rstrip())
+        write_csv(args.csv, rows, ctx)
+    out = {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}}
+    text = write_csv(None, rows, ctx).rstrip()
+    if args.table:
+        from ..quantities.table import latex_number, latex_table, tex_name, tex_text
+
+        bl_tex = latex_number(*vouch(*best_linear_checked(args.teacher, args.dps), args.dps), table_form(args))
+        given = {k: getattr(args, k) for k in ("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "noise_var")}
+        text = out["table"] = latex_table(
+            rows, [param, "test_error"], {"test_error": "abs_error"}, context=ctx, form=table_form(args),
+            fixed={k: v for k, v in given.items() if v is not None and k != param},
+            caption=f"sRF test error (Result 3.3) over {tex_name(param)}, student \\texttt{{{tex_text(args.student)}}}, teacher "
+                    f"\\texttt{{{tex_text(args.teacher)}}}; best linear baseline {bl_tex}")
+    emit(args, out, text)
     return 0
+
+
+def _curve_method(sols, dps) -> str:
+    """The method line of an sRF curve's outputs: the solver, the precision, the kappa rule, the spectrum."""
+    o = sols[0].options
+    levels = sorted({s.options.get("level") for s in sols if s.options.get("level") is not None})
+    return (f"{sols[0].provenance.get('method')}; {'float64' if dps is None else f'{dps} digits'}; kappa rule "
+            f"{o.get('kappa_nodes')} nodes ({o.get('inner')}), refinement level(s) {levels}; spectrum "
+            f"{o.get('spectrum')}")
 
 
 
@@ -82,7 +93,9 @@ def _setup_curve(p):
     p.add_argument("--alpha", type=exact_arg, help="n/d when sweeping another parameter")
     p.add_argument("--beta", type=exact_arg, default="1")
     p.add_argument("--lam", type=exact_arg, default="1/10")
-    p.add_argument("--csv", type=output_path, help="also write the table to this CSV file")
+    p.add_argument("--csv", type=output_path, help="also write the table to this CSV file ('#' lines first: the "
+                                                   "command, the parameters as typed, the version, the method)")
+    add_table(p)
     model_args(p)
     return _run_curve
 
@@ -251,14 +264,17 @@ def _sweep(args):
     res = sweep(args.quantity, args.over, student=args.student, teacher=args.teacher, fixed=_fixed(args),
                 dps=args.dps, formula=args.formula, **_tex_kw(args))
     out = res.to_dict()
+    ctx = cli_context(args)                  # the command line and the parameters as typed
     if args.csv:
-        res.to_csv(args.csv)
+        res.to_csv(args.csv, context=ctx)
         out["csv"] = args.csv
     if args.plot:
         out["plot"] = res.plot(args.plot)
-    text = res.to_csv() + f"# {len(res)} point(s) in {res.seconds:.1f} s"
+    text = res.to_csv(context=ctx) + f"# {len(res)} point(s) in {res.seconds:.1f} s"
     if res.understood:
         text = "\n".join("# " + line for line in _understood(res.understood)) + "\n" + text
+    if args.table:
+        text = out["table"] = res.to_latex(ctx, table_form(args))
     emit(args, out, text if not args.csv else f"{len(res)} row(s) written to {args.csv}")
     return 0
 
@@ -272,7 +288,9 @@ def _setup_sweep(p):
     p.add_argument("--formula", help="also the value of this formula (the package's names) at every point")
     _add_latex(p)
     p.add_argument("--dps", type=int_in("--dps", 15, 60), default=15, help="digits (default 15)")
-    p.add_argument("--csv", type=output_path, help="write the rows as CSV")
+    p.add_argument("--csv", type=output_path, help="write the rows as CSV ('#' lines first: the command, the "
+                                                   "parameters as typed, the version, the method)")
+    add_table(p)
     p.add_argument("--plot", type=plot_path, help="plot against the first swept parameter")
     add_json(p)
     return _sweep

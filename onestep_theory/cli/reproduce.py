@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from .common import add_json, command, emit, int_in, output_dir
+from .common import add_json, cli_context, command, emit, int_in, output_dir
 
 __all__ = ["COMMANDS"]
 
@@ -16,7 +16,7 @@ def _run_cli(args):
     from ..core.results import serialize
     from ..reproduce.report import run
 
-    summary = run(args.out, mode=mode, seed=args.seed, quiet=args.quiet)
+    summary = run(args.out, mode=mode, seed=args.seed, quiet=args.quiet, command=cli_context(args)["command"])
     report = pathlib.Path(args.out) / "report.md"
     files = sorted(str(f) for f in pathlib.Path(args.out).iterdir() if f.is_file() and not f.name.startswith("."))
     emit(args, {"report": str(report), "files": files, **serialize(summary)},

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 
-from .common import Progress, add_json, command, emit, float_arg, float_list, int_in, output_path, plot_path
+from .common import (Progress, add_json, cli_context, command, emit, float_arg, float_list, int_in, output_path,
+                     plot_path)
 
 __all__ = ["COMMANDS"]
 
@@ -55,6 +55,7 @@ def _variants_arg(text):
 
 def _run(args):
     from ..core.errors import InvalidParameterError
+    from ..core.results import write_csv
     from ..study import ResultStore, plan_study, protocol_of, run_study
     from ..study.plot import plot_study
 
@@ -94,22 +95,23 @@ def _run(args):
     if args.plot:
         out["plot"] = plot_study(res, args.plot)
     if args.csv:
-        with open(args.csv, "w", newline="") as fh:
-            wr = csv.writer(fh)
-            # per size, then the extrapolation (d = inf) with its verdict; gap and se absolute, *_pct in % of the theory
-            wr.writerow(["comparison", "d", "reps", "gap", "se", "relative_gap", "gap_pct", "se_pct",
-                         "detectable_gap", "detectable_gap_pct", "status", "verdict"])
-            for name, comp in res.comparisons.items():
-                wr.writerows([name, r["d"], r["reps"], repr(r["gap"]), repr(r["se"]), repr(r["relative_gap"]),
-                              repr(100 * r["relative_gap"]), repr(100 * r["se"] / abs(res.theory)) if res.theory else
-                              "", "", "", "", ""] for r in comp["sizes"])
-                f = comp["fit"]
-                if f is not None:
-                    wr.writerow([name, "inf", "", repr(f["g_inf"]), repr(f["se"]), "" if f["g_inf_pct"] is None else
-                                 repr(f["g_inf_pct"] / 100), *(("", "") if f["g_inf_pct"] is None else
-                                                               (repr(f["g_inf_pct"]), repr(f["se_pct"]))),
-                                 repr(f["detectable_gap"]), "" if f["detectable_gap_pct"] is None else
-                                 repr(f["detectable_gap_pct"]), f["status"], f["verdict"]])
+        # per size, then the extrapolation (d = inf) with its verdict; gap and se absolute, *_pct in % of the theory
+        cols = ["comparison", "d", "reps", "gap", "se", "relative_gap", "gap_pct", "se_pct", "detectable_gap",
+                "detectable_gap_pct", "status", "verdict"]
+        table = []
+        for name, comp in res.comparisons.items():
+            table += [[name, r["d"], r["reps"], repr(r["gap"]), repr(r["se"]), repr(r["relative_gap"]),
+                       repr(100 * r["relative_gap"]), repr(100 * r["se"] / abs(res.theory)) if res.theory else
+                       "", "", "", "", ""] for r in comp["sizes"]]
+            f = comp["fit"]
+            if f is not None:
+                table.append([name, "inf", "", repr(f["g_inf"]), repr(f["se"]), "" if f["g_inf_pct"] is None else
+                              repr(f["g_inf_pct"] / 100), *(("", "") if f["g_inf_pct"] is None else
+                                                            (repr(f["g_inf_pct"]), repr(f["se_pct"]))),
+                              repr(f["detectable_gap"]), "" if f["detectable_gap_pct"] is None else
+                              repr(f["detectable_gap_pct"]), f["status"], f["verdict"]])
+        write_csv(args.csv, [dict(zip(cols, r)) for r in table], cli_context(args, res.provenance.get("method"),
+                                                                             res.provenance), cols)
     if not args.quiet:
         print(f"study: {run['executed']} task(s) run ({run['executor']}), {run['reused']} reused, "
               f"{run['seconds']:.1f} s", file=sys.stderr)
@@ -210,7 +212,8 @@ def _store(args):
 
     with ResultStore(args.path, create=False) as st:
         if args.action == "export":
-            n = st.export(args.out or sys.stdout, args.format, protocol=args.protocol, all_versions=args.all_versions)
+            n = st.export(args.out or sys.stdout, args.format, protocol=args.protocol, all_versions=args.all_versions,
+                          context=cli_context(args))
             if args.out:
                 print(f"{n} task(s) written to {args.out}", file=sys.stderr)
             return 0

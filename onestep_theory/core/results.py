@@ -6,7 +6,9 @@ of digits; exact SymPy values are also given as SymPy strings.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import math
 
@@ -17,7 +19,8 @@ import sympy as sp
 from .exact import nstr
 from .vouching import as_fraction, attach, digits_of, error_text, round_up, vouch, vouched
 
-__all__ = ["Result", "VouchedResult", "serialize", "provenance", "digits_of", "vouch", "vouched", "error_text"]
+__all__ = ["Result", "VouchedResult", "serialize", "provenance", "digits_of", "vouch", "vouched", "error_text",
+           "csv_text", "write_csv", "read_csv"]
 
 
 def provenance(dps=None, method=None, references=(), **extra) -> dict:
@@ -33,6 +36,79 @@ def provenance(dps=None, method=None, references=(), **extra) -> dict:
         out["references"] = list(references)
     out.update(extra)
     return out
+
+
+#: The first line of every CSV the package writes: how to read it back (docs/theory/numerics.md §1).
+CSV_FIRST = "# onestep_theory {version}; read with onestep_theory.core.results.read_csv, or pandas.read_csv(path, " \
+            "comment='#')"
+
+
+def _context_line(key, value) -> str:
+    """``# key: value`` -- text as it is (on one line), anything else as JSON (decimal strings)."""
+    text = value if isinstance(value, str) else json.dumps(serialize(value), ensure_ascii=False)
+    return f"# {key}: {' '.join(str(text).split())}"
+
+
+def csv_text(rows: list, context: dict | None = None, fieldnames=None) -> str:
+    """CSV of ``rows`` (dicts) that carries its context: ``#`` lines first (the package and version, then one
+    ``# key: value`` line per entry of ``context`` -- the command, the parameters as typed, the method, the
+    provenance; dicts and lists as JSON), then the header row and the rows, as the rows hold them (the vouched
+    digits).  :func:`read_csv` reads both back; ``pandas.read_csv(path, comment="#")`` reads the table.
+
+    >>> text = csv_text([{"alpha": "1/2", "value": "0.25"}], {"parameters": {"phi": "1/2"}})
+    >>> print(text.split(chr(10), 1)[1])
+    # parameters: {"phi": "1/2"}
+    alpha,value
+    1/2,0.25
+    <BLANKLINE>
+    >>> read_csv(io.StringIO(text))[1]
+    [{'alpha': '1/2', 'value': '0.25'}]
+    """
+    from .. import __version__
+
+    buf = io.StringIO()
+    buf.write(CSV_FIRST.format(version=__version__) + "\n")
+    for k, v in (context or {}).items():
+        if v is not None and v != {} and v != []:
+            buf.write(_context_line(k, v) + "\n")
+    keys = list(fieldnames or dict.fromkeys(k for r in rows for k in r))
+    wr = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n", restval="")
+    wr.writeheader()
+    wr.writerows(rows)
+    return buf.getvalue()
+
+
+def write_csv(target, rows: list, context: dict | None = None, fieldnames=None) -> str | None:
+    """:func:`csv_text` written to ``target`` (a path or a text buffer); the text itself when ``target`` is None."""
+    text = csv_text(rows, context, fieldnames)
+    if target is None:
+        return text
+    if hasattr(target, "write"):
+        target.write(text)
+    else:
+        with open(target, "w", newline="", encoding="utf-8") as fh:
+            fh.write(text)
+    return None
+
+
+def read_csv(source) -> tuple:
+    """``(context, rows)`` of a CSV written by :func:`csv_text` (a path or a text buffer): the ``#`` lines as a dict
+    (JSON values parsed; ``"package"`` holds the first line), the rows as dicts of strings.  A CSV without ``#``
+    lines reads with an empty context."""
+    text = source.read() if hasattr(source, "read") else open(source, encoding="utf-8", newline="").read()
+    lines = text.splitlines(keepends=True)
+    context, k = {}, 0
+    while k < len(lines) and lines[k].startswith("#"):
+        key, sep, value = lines[k][1:].strip().partition(": ")
+        if k == 0 and key.startswith("onestep_theory"):
+            context["package"] = key.split(";")[0]
+        elif sep:
+            try:
+                context[key] = json.loads(value) if value[:1] in "{[" else value
+            except ValueError:
+                context[key] = value
+        k += 1
+    return context, list(csv.DictReader(t for t in lines[k:] if not t.startswith("#")))
 
 
 def serialize(value, dps: int = 17):

@@ -9,17 +9,15 @@ or a plot.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import html
-import io
 import time
 
 import sympy as sp
 
 from ..core.errors import InvalidParameterError
 from ..core.plotting import plotting
-from ..core.results import Result, provenance, vouch
+from ..core.results import Result, provenance, vouch, write_csv
 from ..core.syntax import parse_text
 from .grid import grid_points, parse_over
 from .registry import evaluate, formula_value, quantity_of, symbols_of
@@ -42,6 +40,7 @@ class SweepResult(Result):
     provenance: dict
     formula: str | None = None
     understood: dict | None = None
+    grid: object = None             # the grid as typed (``"alpha=0.2:3:20"`` or a dict of ranges)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -54,20 +53,32 @@ class SweepResult(Result):
             raise InvalidParameterError("to_frame", "pandas", "pandas installed (pip install pandas)") from None
         return pd.DataFrame([{k: _number(v) for k, v in r.items()} for r in self.rows])
 
-    def to_csv(self, path_or_buffer=None) -> str | None:
-        """CSV text of the rows (written to ``path_or_buffer`` if given)."""
-        buf = io.StringIO()
-        wr = csv.DictWriter(buf, fieldnames=list(self.rows[0]), lineterminator="\n")
-        wr.writeheader()
-        wr.writerows(self.rows)
-        if path_or_buffer is None:
-            return buf.getvalue()
-        if hasattr(path_or_buffer, "write"):
-            path_or_buffer.write(buf.getvalue())
-        else:
-            with open(path_or_buffer, "w", newline="") as fh:
-                fh.write(buf.getvalue())
-        return None
+    def context(self) -> dict:
+        """What a CSV or LaTeX table of the sweep carries: the call, the parameters as typed, the method."""
+        params = {"quantity": self.quantity, "over": self.grid, "student": self.student, "teacher": self.teacher,
+                  **self.fixed, "dps": self.dps, "formula": self.formula}
+        return {"command": f"onestep_theory.quantities.sweep({self.quantity!r}, ...)",
+                "parameters": {k: v for k, v in params.items() if v is not None},
+                "method": f"{self.provenance.get('method')}; {self.dps} digits", "provenance": self.provenance}
+
+    def to_csv(self, path_or_buffer=None, context: dict | None = None) -> str | None:
+        """CSV text of the rows (written to ``path_or_buffer`` if given), after ``#`` lines of its :meth:`context`
+        (updated by ``context``: the command line's) -- ``core.results.read_csv`` reads both back."""
+        ctx = dict(self.context(), **{k: v for k, v in (context or {}).items() if v is not None})
+        return write_csv(path_or_buffer, self.rows, ctx)
+
+    def to_latex(self, context: dict | None = None, form: str = "siunitx") -> str:
+        """A ``booktabs`` table of the rows (``quantities.table.latex_table``): the swept parameters as typed, the
+        value (and the formula) with its error, only the vouched digits; the fixed parameters in the caption."""
+        from .table import latex_table, tex_name, tex_text
+
+        ctx = dict(self.context(), **{k: v for k, v in (context or {}).items() if v is not None})
+        cols = list(self.over) + ["value"] + (["formula"] if self.formula is not None else [])
+        who = ", ".join(f"{k} \\texttt{{{tex_text(v)}}}" for k, v in (("student", self.student),
+                                                                       ("teacher", self.teacher)) if v)
+        return latex_table(self.rows, cols, {"value": "error", "formula": "formula_error"}, fixed=self.fixed,
+                           context=ctx, form=form, names={"value": self.quantity},
+                           caption=f"{tex_name(self.quantity)} over {', '.join(map(tex_name, self.over))} ({who})")
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(k)}</th>" for k in self.rows[0])
@@ -181,6 +192,7 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
     return SweepResult(quantity=quantity, student=str(student), teacher=None if teacher is None else str(teacher),
                        fixed={k: str(v) for k, v in fixed.items()}, over=list(grid), rows=rows, dps=dps,
                        seconds=time.perf_counter() - t0, formula=formula, understood=understood,
+                       grid=over if isinstance(over, str) else {k: str(v) for k, v in over.items()},
                        provenance=provenance(dps=dps, method="grid; the package's numeric path at each point, "
                                                              "warm-started where the solver allows",
                                              references=[q.ref, "docs/theory/checking.md §5"]))

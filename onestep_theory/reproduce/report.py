@@ -27,7 +27,7 @@ from .. import __version__
 from ..core.errors import InvalidParameterError
 from ..core.results import serialize
 from ..core.plotting import plotting
-from .output import Log, fmt_cell
+from .output import RUN, Log, fmt_cell
 from .spikes import exp_resolvent, exp_test_gain, exp_training_gain
 from .srf import exp_bounds, exp_spectrum, exp_srf_curves
 
@@ -47,8 +47,9 @@ SIZES = {
 EXPERIMENTS = [exp_resolvent, exp_training_gain, exp_test_gain, exp_srf_curves, exp_bounds, exp_spectrum]
 
 
-def run(out, mode="quick", seed=0, quiet=False, only=None) -> dict:
-    """Run the experiments and write ``report.md``, PNGs, CSV and JSON into *out*; return the summary."""
+def run(out, mode="quick", seed=0, quiet=False, only=None, command=None) -> dict:
+    """Run the experiments and write ``report.md``, PNGs, CSV and JSON into *out*; return the summary.  Every table
+    carries ``command`` (the command line; default: this call), the mode, the seed and the sizes."""
     if mode not in SIZES:
         raise InvalidParameterError("mode", mode, "'smoke', 'quick' or 'full'")
     out = pathlib.Path(out)
@@ -58,6 +59,8 @@ def run(out, mode="quick", seed=0, quiet=False, only=None) -> dict:
     log = Log(quiet)
     t0 = time.perf_counter()
     results = []
+    RUN.set({"command": command or f"onestep_theory.reproduce.run(mode={mode!r}, seed={seed!r}, only={only!r})",
+             "mode": mode, "seed": seed, "sizes": S})
     for i, fn in enumerate(EXPERIMENTS, 1):
         if only and i not in only:
             continue

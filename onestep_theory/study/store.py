@@ -20,7 +20,6 @@ that is not a store of this package, or of a newer schema, is refused with one
 from __future__ import annotations
 
 import contextlib
-import csv
 import datetime
 import hashlib
 import json
@@ -367,35 +366,43 @@ class ResultStore:
 
     # ------------------------------------------------------------------ export
     def export(self, path_or_buffer, fmt: str = "csv", *, protocol: str | None = None,
-               all_versions: bool = False) -> int:
+               all_versions: bool = False, context: dict | None = None) -> int:
         """Write the rows to a file or text buffer; return the number of rows.
 
         ``fmt="json"`` writes the list of :meth:`rows`. ``fmt="csv"`` writes one line per task with the
         columns key, protocol, params (canonical JSON), d, seed_index, version, seconds, created, then one
-        column ``result.<name>`` per result entry (scalars as they are, lists and dicts as JSON text).
+        column ``result.<name>`` per result entry (scalars as they are, lists and dicts as JSON text), after ``#``
+        lines of context (the store, the selection, the version; ``context``, the command line's, added; read back
+        with ``core.results.read_csv``).  The JSON rows carry their own params and version.
         """
         if fmt not in ("csv", "json"):
             raise InvalidParameterError("fmt", fmt, "'csv' or 'json'")
         rows = self.rows(protocol, all_versions=all_versions)
+        ctx = {"command": f"ResultStore({os.path.basename(self.path)!r}).export({fmt!r}, protocol={protocol!r}, "
+                          f"all_versions={all_versions})", "method": "the stored tasks of " + ("every version" if
+                                                                all_versions else "version " + self.version),
+               **{k: v for k, v in (context or {}).items() if v}}
         if isinstance(path_or_buffer, (str, os.PathLike)):
             with open(path_or_buffer, "w", newline="", encoding="utf-8") as fh:
-                return self._write(fh, rows, fmt)
-        return self._write(path_or_buffer, rows, fmt)
+                return self._write(fh, rows, fmt, ctx)
+        return self._write(path_or_buffer, rows, fmt, ctx)
 
     @staticmethod
-    def _write(fh, rows, fmt):
+    def _write(fh, rows, fmt, ctx):
+        from ..core.results import write_csv
+
         if fmt == "json":
             fh.write(json.dumps(rows, indent=1) + "\n")
             return len(rows)
         names = sorted({n for r in rows for n in r["result"]})
-        head = [c for c in _COLUMNS if c != "result"]
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(head + [f"result.{n}" for n in names])
+        head = [c for c in _COLUMNS if c != "result"] + [f"result.{n}" for n in names]
+        table = []
         for r in rows:
             res = r["result"]
-            cells = [canonical_json(r[c]) if c == "params" else r[c] for c in head]
+            cells = {c: canonical_json(r[c]) if c == "params" else r[c] for c in _COLUMNS if c != "result"}
             for n in names:
                 v = res.get(n)
-                cells.append(canonical_json(v) if isinstance(v, (list, dict)) else "" if v is None else v)
-            writer.writerow(cells)
+                cells[f"result.{n}"] = canonical_json(v) if isinstance(v, (list, dict)) else "" if v is None else v
+            table.append(cells)
+        write_csv(fh, table, ctx, head)
         return len(rows)

@@ -1,0 +1,152 @@
+r"""Tables of theory values for a paper (``--table latex``): a ``booktabs`` table of value ± error that prints only
+the digits the error vouches for (docs/theory/numerics.md §1, docs/theory/checking.md §5).
+
+Every number comes as the pair :func:`~onestep_theory.core.vouching.vouch` printed (the value to the error's
+decimal place and one guard digit, the error with the rounding of the printed value included, rounded up), so
+the table shows exactly the digits of the text and JSON outputs, never one more.  Two forms:
+
+* ``siunitx`` (the default): ``\num{0.204381872790303(46)}`` -- the value's digits, then the error in units of
+  the last digit, rounded *up* to an integer.  Compact, aligned by ``siunitx``, the convention of physics journals.
+* ``pm``: ``$0.204381872790303 \pm 4.6\times10^{-14}$`` -- the same interval, for a document without ``siunitx``.
+
+Both intervals contain ``value ± error`` of the result (the unit count is rounded up), hence the true value.
+The parameters are printed as typed (``1/2`` stays ``1/2``); the fixed ones stand in the caption and in a ``%``
+comment line with the command, the version and the method.
+
+>>> print(latex_number("0.204381872790303", "4.52e-14"))
+\num{0.204381872790303(46)}
+>>> print(latex_number("1.2345679e+400", "1.01e+394", form="pm"))
+$1.2345679\times10^{400} \pm 1.1\times10^{394}$
+"""
+
+from __future__ import annotations
+
+import fractions
+import math
+import re
+
+from ..core.errors import InvalidParameterError
+
+__all__ = ["FORMS", "TEX_NAMES", "latex_number", "latex_table", "tex_name", "tex_text"]
+
+FORMS = ("siunitx", "pm")
+
+#: Parameter and quantity names -> their symbols (the papers' notation, docs/theory/conventions.md).
+TEX_NAMES = {"alpha": r"\alpha", "beta": r"\beta", "lam": r"\lambda", "alpha0": r"\alpha_0", "eta": r"\tilde\eta",
+             "noise_var": r"\Delta", "noise": r"\Delta", "phi": r"\phi", "psi": r"\psi", "r": "r", "c": "c",
+             "gamma": r"\gamma", "kappa": r"\kappa", "test_error": r"\varepsilon_g", "value": r"\text{value}",
+             "formula": r"\text{formula}", "best_linear": r"\varepsilon_{\rm lin}", "m1": "m_1", "m2": "m_2",
+             "dm1": r"\partial_\lambda m_1", "dm2": r"\partial_\lambda m_2", "bound_upper": r"\varepsilon_{(26)}",
+             "bound_lower": r"\varepsilon_{(27)}", "stieltjes": "V_2(-\\lambda)", "train_loss_f0": r"\mathcal L_{\rm tr}(F_0)",
+             "test_loss_f0": r"\mathcal L_{\rm te}(F_0)", "class_error": r"\varepsilon_{\rm class}",
+             "train_loss": r"\mathcal L_{\rm tr}"}
+
+_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_NUMBER = re.compile(r"^([-+]?)(\d+)(?:\.(\d*))?(?:[eE]([-+]?\d+))?$")
+
+
+def tex_text(s) -> str:
+    """Plain text made safe for LaTeX."""
+    return "".join(_SPECIAL.get(ch, ch) for ch in str(s))
+
+
+def tex_name(name: str) -> str:
+    """The math symbol of a parameter or quantity name (``delta_2`` -> ``\\Delta_{2}``), else the name as text."""
+    m = re.fullmatch(r"(delta|lambda)_(\d+)", name)
+    if m:
+        return "$" + (r"\Delta" if m.group(1) == "delta" else r"\Lambda") + "_{" + m.group(2) + "}$"
+    return f"${TEX_NAMES[name]}$" if name in TEX_NAMES else r"\texttt{" + tex_text(name) + "}"
+
+
+def _typed(text) -> str:
+    """A parameter value as typed: a number or a ratio in math mode, anything else as text."""
+    s = str(text).strip()
+    if re.fullmatch(r"[-+]?[\d.]+(?:[eE][-+]?\d+)?(?:/[\d.]+)?|[-+]?inf", s):
+        return "$" + s.replace("inf", r"\infty") + "$"
+    return r"\texttt{" + tex_text(s) + "}"
+
+
+def _assign(name, value) -> str:
+    """``$\\lambda = 1/10$`` (one formula where both sides are math)."""
+    lhs, rhs = tex_name(name), _typed(value)
+    if lhs.startswith("$") and rhs.startswith("$"):
+        return lhs[:-1] + " = " + rhs[1:]
+    return f"{lhs} $=$ {rhs}"
+
+
+def _power(e: int) -> str:
+    return rf"\times10^{{{e}}}"
+
+
+def latex_number(value: str, error: str, form: str = "siunitx") -> str:
+    r"""The printed pair ``(value, error)`` of :func:`~onestep_theory.core.vouching.vouch` as LaTeX: the value's
+    digits as printed, the error in units of its last digit rounded up (``siunitx``: ``\num{1.2345(12)}``; ``pm``:
+    ``$1.2345 \pm 1.2\times10^{-3}$``).  A zero value is written to the error's decimal place and one more; a value
+    with no vouched digit (error ``inf``, a non-finite value) as a dash with the word.
+
+    >>> latex_number("0", "4.52e-14"), latex_number("3e-7", "5.1e-6"), latex_number("1", "0")
+    ('\\num{0.0(46)e-14}', '\\num{3(51)e-7}', '\\num{1}')
+    """
+    if form not in FORMS:
+        raise InvalidParameterError("table", form, f"one of {', '.join(FORMS)}")
+    m = _NUMBER.match(str(value).strip())
+    if m is None or str(error).strip().lower() in ("inf", "nan", ""):
+        return rf"--- (\text{{{tex_text(value)}}}, no digit vouched)" if m is None else r"--- (no digit vouched)"
+    sign, whole, frac, exp = m.group(1).replace("+", ""), m.group(2), m.group(3) or "", int(m.group(4) or 0)
+    err = fractions.Fraction(str(error).strip())
+    if err < 0:
+        raise InvalidParameterError("error", error, "an error >= 0")
+    if int(whole) == 0 and not frac.strip("0") and err > 0:      # a zero value: the error's place and one more
+        lead = math.floor(math.log10(err))
+        lead += (fractions.Fraction(10) ** (lead + 1) <= err) - (fractions.Fraction(10) ** lead > err)
+        whole, frac, exp = "0", "0", lead
+    place = exp - len(frac)
+    units = math.ceil(err / fractions.Fraction(10) ** place) if err > 0 else 0
+    mant = sign + whole + ("." + frac if frac else "")
+    if form == "siunitx":
+        return r"\num{" + mant + (f"({units})" if units else "") + (f"e{exp}" if exp else "") + "}"
+    shown = mant + (_power(exp) if exp else "")
+    if not units:
+        return f"${shown}$"
+    u = str(units)
+    e_text = u[0] + ("." + u[1:] if len(u) > 1 else "")
+    e_exp = place + len(u) - 1
+    return f"${shown} \\pm {e_text}" + (_power(e_exp) if e_exp else "") + "$"
+
+
+def latex_table(rows: list, columns: list, errors: dict, *, caption: str = "", fixed: dict | None = None,
+                context: dict | None = None, form: str = "siunitx", label: str | None = None,
+                names: dict | None = None) -> str:
+    r"""A ``booktabs`` table (``table`` + ``tabular``) of ``rows`` (dicts of printed strings).
+
+    ``columns``: the keys shown, in order; ``errors``: value column -> the column of its printed error (those
+    columns are shown as :func:`latex_number`, the error columns are not shown on their own); every other column
+    is a parameter, shown as typed; ``names`` renames a column's header (``{"value": "test_error"}``).  ``fixed`` (name -> value as typed) goes into the caption and a ``%`` line;
+    ``context`` (the command, parameters, method, provenance of :func:`~onestep_theory.cli.common.cli_context`
+    or a result's) into ``%`` lines.  Needs ``\usepackage{booktabs}`` (and ``siunitx`` for the default form).
+    """
+    from .. import __version__
+
+    shown = [c for c in columns if c not in errors.values()]
+    ctx = context or {}
+    head = [f"% onestep_theory {__version__}: a table of value +- error, only the vouched digits "
+            f"(needs \\usepackage{{booktabs{',siunitx' if form == 'siunitx' else ''}}})"]
+    for key in ("command", "method"):
+        if ctx.get(key):
+            head.append(f"% {key}: " + " ".join(str(ctx[key]).split()))
+    if fixed:
+        head.append("% fixed: " + ", ".join(f"{k} = {v}" for k, v in fixed.items()))
+    body = [" & ".join(tex_name((names or {}).get(c, c)) for c in shown) + r" \\"]
+    for r in rows:
+        cells = [latex_number(r[c], r[errors[c]], form) if c in errors else _typed(r.get(c, "")) for c in shown]
+        body.append(" & ".join(cells) + r" \\")
+    fixed_text = ", ".join(_assign(k, v) for k, v in (fixed or {}).items())
+    cap = "; ".join(t for t in (caption, fixed_text) if t)
+    cap += (". Each value with its error" + (" in units of the last digit" if form == "siunitx" else "")
+            + ": only the digits the error vouches for.")
+    spec = "l" * len(shown)
+    return "\n".join(head + [r"\begin{table}", r"\centering", r"\caption{" + cap + "}"]
+                     + ([r"\label{" + tex_text(label) + "}"] if label else [])
+                     + [r"\begin{tabular}{" + spec + "}", r"\toprule", body[0], r"\midrule", *body[1:], r"\bottomrule",
+                        r"\end{tabular}", r"\end{table}"]) + "\n"
