@@ -45,6 +45,7 @@ def _run_curve(args):
     if param in ("eta", "alpha0"):
         fixed.update(alpha0=args.alpha0, eta=args.eta)
         fixed.pop(param)
+    extra = _curve_overlays(args, param) if args.plot else ()    # checked, a study's points read: before the solves
     sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
     bl = vouched(*best_linear_checked(args.teacher, args.dps), args.dps)
     rows = []
@@ -57,6 +58,14 @@ def _run_curve(args):
     if args.csv:
         write_csv(args.csv, rows, ctx)
     out = {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}}
+    if args.plot:
+        from ..quantities.overlays import curve_figure
+
+        caption = {k: getattr(args, k) for k in ("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "noise_var")
+                   if getattr(args, k) is not None and k != param}
+        out["plot"] = curve_figure(args.plot, student=args.student, teacher=args.teacher, param=param, values=values,
+                                   sols=sols, fixed=fixed, caption=caption, with_=extra[0], extra=extra[1],
+                                   row_norms=args.row_norms, width=args.width, dpi=args.dpi)
     text = write_csv(None, rows, ctx).rstrip()
     if args.table:
         from ..quantities.table import latex_number, latex_table, tex_name, tex_text
@@ -83,6 +92,50 @@ def _curve_method(sols, dps) -> str:
 
 
 
+def _curve_overlays(args, param) -> tuple:
+    """``(names, study overlays)`` of ``srf-curve --with``: the names checked, each ``study:STORE`` read into points
+    (mean at the largest d, +/- 2 standard errors; docs/theory/checking.md §9)."""
+    from ..quantities.figures import Overlay
+    from ..quantities.overlays import OVERLAYS_1D, parse_with
+
+    names = parse_with(args.with_, OVERLAYS_1D, study=True) if args.with_ is not None else []
+    studies = []
+    for w in (n for n in names if n.startswith("study:")):
+        from ..study.points import study_points
+
+        given = {k: getattr(args, k) for k in ("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "noise_var")}
+        for protocol, pts in study_points(w[6:].strip(), param, given, args.student, args.teacher).items():
+            ds = sorted({p[3] for p in pts})
+            studies.append(Overlay(f"study:{protocol}", f"{protocol}, $d={ds[-1] if len(ds) == 1 else 'max'}$"
+                                   r", $\pm2$ s.e.", x=tuple(p[0] for p in pts), y=tuple(p[1] for p in pts),
+                                   yerr=tuple(2 * p[2] for p in pts), kind="points"))
+    return [n for n in names if not n.startswith("study:")], studies
+
+
+def _width(text):
+    import argparse
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not 1 <= v <= 20:
+        raise argparse.ArgumentTypeError(f"--width must be inches in [1, 20], got {text!r}")
+    return v
+
+
+def _add_figure(p, grid: bool):
+    """The figure options of sweep (``grid``: the heatmap's) and srf-curve (docs/theory/checking.md §9)."""
+    if grid:
+        p.add_argument("--contours", help="heatmap contours: a number of levels, or the levels a,b,c")
+        p.add_argument("--tol", dest="mask_tol", type=exact_arg, help="hatch the points whose error exceeds TOL x |value|")
+    p.add_argument("--with", dest="with_", help="overlays: " + ("argmin (over the second parameter), eta-star (the eta "
+                   "minimising the bounds, (28))" if grid else "best-linear, bounds, row-norms, study:STORE"))
+    p.add_argument("--width", type=_width, default=3.4, help="figure width in inches, in [1, 20] (3.4: one column; 7: two)")
+    p.add_argument("--dpi", type=int_in("--dpi", 50, 1200), default=300, help="PNG resolution (default 300)")
+
+
 @command(COMMANDS, "srf-curve", "sRF learning curve over alpha (or a sweep of lam, beta, eta, alpha0) with warm starts")
 def _setup_curve(p):
     rcg_args(p)
@@ -96,6 +149,8 @@ def _setup_curve(p):
     p.add_argument("--csv", type=output_path, help="also write the table to this CSV file ('#' lines first: the "
                                                    "command, the parameters as typed, the version, the method)")
     add_table(p)
+    p.add_argument("--plot", type=plot_path, help="the curve with its error band (PNG/PDF/SVG by suffix)")
+    _add_figure(p, grid=False)
     model_args(p)
     return _run_curve
 
@@ -259,8 +314,21 @@ def _setup_check(p):
 
 
 def _sweep(args):
+    from ..core.errors import InvalidParameterError
     from ..quantities import sweep
+    from ..quantities.figures import parse_contours
+    from ..quantities.overlays import OVERLAYS_2D, check_sweep_plot, parse_with
 
+    contours = parse_contours(args.contours) if args.contours is not None else None     # all checked before the work
+    with_ = parse_with(args.with_, OVERLAYS_2D) if args.with_ is not None else []
+    if args.plot:
+        check_sweep_plot(args.over, contours=contours, with_=with_)
+    elif contours is not None or with_ or args.mask_tol is not None:
+        raise InvalidParameterError("--plot", None, "a plot file for --contours, --tol, --with")
+    if args.mask_tol is not None:
+        from ..core.exact import check_range
+
+        check_range(args.mask_tol, "--tol", 0, None)
     res = sweep(args.quantity, args.over, student=args.student, teacher=args.teacher, fixed=_fixed(args),
                 dps=args.dps, formula=args.formula, **_tex_kw(args))
     out = res.to_dict()
@@ -269,7 +337,10 @@ def _sweep(args):
         res.to_csv(args.csv, context=ctx)
         out["csv"] = args.csv
     if args.plot:
-        out["plot"] = res.plot(args.plot)
+        from ..quantities.overlays import sweep_figure
+
+        out["plot"] = sweep_figure(res, args.plot, contours=contours, tol=args.mask_tol, with_=with_,
+                                   width=args.width, dpi=args.dpi)
     text = res.to_csv(context=ctx) + f"# {len(res)} point(s) in {res.seconds:.1f} s"
     if res.understood:
         text = "\n".join("# " + line for line in _understood(res.understood)) + "\n" + text
@@ -291,7 +362,8 @@ def _setup_sweep(p):
     p.add_argument("--csv", type=output_path, help="write the rows as CSV ('#' lines first: the command, the "
                                                    "parameters as typed, the version, the method)")
     add_table(p)
-    p.add_argument("--plot", type=plot_path, help="plot against the first swept parameter")
+    p.add_argument("--plot", type=plot_path, help="a curve (one swept parameter) or a heatmap (two), PNG/PDF/SVG")
+    _add_figure(p, grid=True)
     add_json(p)
     return _sweep
 

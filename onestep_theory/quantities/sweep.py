@@ -16,7 +16,6 @@ import time
 import sympy as sp
 
 from ..core.errors import InvalidParameterError
-from ..core.plotting import plotting
 from ..core.results import Result, provenance, vouch, write_csv
 from ..core.syntax import parse_text
 from .grid import grid_points, parse_over
@@ -89,32 +88,18 @@ class SweepResult(Result):
         return (f"<p><b>{html.escape(self.quantity)}</b> over {', '.join(self.over)} ({len(self)} points, "
                 f"{self.dps} digits)</p><table><tr>{head}</tr>{body}</table>")
 
-    def plot(self, path) -> str:
-        """The quantity against the first swept parameter (log axis if the grid is geometric), with error bars."""
-        plt = plotting()
-        if plt is None:
-            raise InvalidParameterError("plot", path, "a file, with matplotlib installed (pip install "
-                                        "'onestep_theory[plot]')")
-        x0 = self.over[0]
-        others = [k for k in self.over[1:]]
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
-        groups = {}
-        for r in self.rows:
-            groups.setdefault(tuple(r[k] for k in others), []).append(r)
-        for key, rows in groups.items():
-            lab = ", ".join(f"{k}={v}" for k, v in zip(others, key)) or self.quantity
-            ax.errorbar([float(r[x0]) for r in rows], [float(r["value"]) for r in rows],
-                        yerr=[float(r["error"]) for r in rows], fmt=".-", label=lab)
-        xs = [float(r[x0]) for r in self.rows]
-        if min(xs) > 0 and max(xs) / min(xs) >= 10:
-            ax.set_xscale("log")
-        ax.set_xlabel(x0)
-        ax.set_ylabel(self.quantity)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(path)
-        plt.close(fig)
-        return str(path)
+    def plot(self, path, *, contours=None, tol=None, overlays=(), width=3.4, dpi=300) -> str:
+        """A figure for a paper (docs/theory/checking.md §9): the curve with its errors (one swept parameter) or the
+        heatmap on the grid's own scale (two) with ``contours``, a hatched mask where the error exceeds ``tol``
+        times the value and the ``overlays`` named (``argmin``, ``eta-star``); PNG, PDF or SVG by suffix."""
+        from .figures import parse_contours
+        from .overlays import OVERLAYS_2D, check_sweep_plot, parse_with, sweep_figure
+
+        levels = parse_contours(contours) if isinstance(contours, str) else contours
+        names = parse_with(",".join(overlays), OVERLAYS_2D) if overlays else []
+        check_sweep_plot({k: (0, 1, len({r[k] for r in self.rows}), "lin") for k in self.over}, contours=levels,
+                         with_=names)
+        return sweep_figure(self, path, contours=levels, tol=tol, with_=names, width=width, dpi=dpi)
 
 
 def _number(v) -> float:
@@ -129,6 +114,26 @@ def _short(v) -> str:
         return f"{float(v):.10g}"
     except (TypeError, ValueError):
         return str(v)
+
+
+def _batched(quantity, points, fixed, student, teacher, dps, expr):
+    """The sRF test error at every grid point at once, each with its own refined error (float64:
+    :func:`~onestep_theory.srf.single.batch.srf_batch`, docs/theory/numerics.md §4-5), or None where the point-by-point
+    path runs: another quantity, dps above 15, a formula (it needs every symbol's value at each point), or an input
+    missing (that path names it)."""
+    if quantity != "test_error" or dps > 15 or expr is not None or teacher is None:
+        return None
+    from ..srf.single.batch import srf_batch
+
+    pts = [{("noise_var" if k == "noise" else k): v for k, v in dict(fixed, **u).items()} for u in points]
+    if any(k not in pt for pt in pts for k in ("alpha", "beta", "lam", "alpha0", "eta")):
+        return None
+    try:
+        return srf_batch(student, teacher, pts)
+    except InvalidParameterError as exc:
+        if exc.param == "noise_var":          # the sweep's name of the label noise
+            raise InvalidParameterError("noise", exc.value, exc.allowed, exc.detail) from None
+        raise
 
 
 def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = None, dps: int = 15,
@@ -176,9 +181,14 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
     if both:
         raise InvalidParameterError(sorted(both)[0], fixed[sorted(both)[0]], "either swept or fixed, not both")
     t0, rows, state = time.perf_counter(), [], None
-    for u in grid_points(grid):
+    points = list(grid_points(grid))
+    solved = _batched(quantity, points, fixed, student, teacher, dps, expr)
+    for i, u in enumerate(points):
         point = dict(fixed, **u)
-        value, err, vals, state, errs = evaluate(quantity, point, student, teacher, dps=dps, state=state)
+        if solved is not None:
+            value, err = solved[i].test_error, float(solved[i].abs_error)
+        else:
+            value, err, vals, state, errs = evaluate(quantity, point, student, teacher, dps=dps, state=state)
         text, etext = vouch(value, err, dps)           # the error includes the rounding of the printed value
         row = dict(u, value=text, error=etext)
         if expr is not None:
