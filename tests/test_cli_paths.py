@@ -842,8 +842,9 @@ def test_reproduce_modes(monkeypatch, capsys, tmp_path, flag, mode):
 
     calls = []
 
-    def fake_run(out, mode, seed, quiet):
+    def fake_run(out, mode, seed, quiet, command):
         calls.append((out, mode, seed, quiet))
+        assert command.startswith("onestep-theory reproduce")          # the tables' context: the command as typed
         return {"seconds": 1.5}
 
     monkeypatch.setattr(R, "run", fake_run)
@@ -867,7 +868,7 @@ def test_reproduce_json(monkeypatch, capsys, tmp_path):
     """`reproduce --json` (every command accepts it): the report, the files written and the summary."""
     import onestep_theory.reproduce.report as R
 
-    def fake_run(out, mode, seed, quiet):
+    def fake_run(out, mode, seed, quiet, command):
         (out_dir / "report.md").write_text("# report")
         return {"seconds": 1.5, "mode": mode, "experiments": []}
 

@@ -90,7 +90,7 @@ def test_heartbeat_shows_elapsed_time_and_clears_its_line(capsys):
     short times), and leaves no trace when it ends; off, it prints nothing."""
     import time
 
-    from onestep_theory.cli.common import Heartbeat
+    from onestep_theory.cli.main import Heartbeat
 
     with Heartbeat("onestep-theory srf", True, after=0.05, every=0.05):
         time.sleep(0.4)

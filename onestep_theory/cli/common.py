@@ -18,7 +18,7 @@ from ..core.limits import MAX_DPS
 __all__ = ["Parser", "int_in", "exact_arg", "exact_grid", "exact_text", "add_exact", "add_debug", "exact_list", "float_arg", "float_list", "add_dps", "add_json",
            "output_path", "output_dir", "emit", "command", "Progress", "EXIT_INTERNAL", "EXIT_USAGE", "EXIT_NUMERIC",
            "MAX_GRID", "rcg_kw", "resolve_args", "cli_context", "add_table",
-           "table_form", "OUTPUT_DESTS"]
+           "table_form", "OUTPUT_DESTS", "typed_echo"]
 
 EXIT_INTERNAL = 4            # distinct from check's 1 (differs): a crash never reads as a verdict
 EXIT_USAGE = 2
@@ -153,12 +153,38 @@ def decimal_strings(obj):
 
 
 def emit(args, payload: dict, text: str) -> None:
-    """Print *payload* as JSON (numbers as decimal strings: :func:`decimal_strings`) if ``--json`` was given,
-    else *text*."""
+    """Print *payload* as JSON (numbers as decimal strings: :func:`decimal_strings`; the parameters as typed, see
+    :func:`typed_echo`) if ``--json`` was given, else *text*."""
     if getattr(args, "json", False):
-        print(json.dumps(decimal_strings(payload), indent=2))
+        print(json.dumps(decimal_strings(typed_echo(args, payload)), indent=2))
     else:
         print(text)
+
+
+def typed_echo(args, payload):
+    """A command's JSON with its parameters as typed: ``"input"`` (the command line, the parameters, the defaults)
+    added, and a top-level echo of a typed number (``"alpha0": "0.500000000000000000000"``) printed as typed
+    (``"1/2"``) -- only where the printed decimal is that number to its last digit (so never a computed value)."""
+    if getattr(args, "typed_context", None) is None or not isinstance(payload, dict) or "input" in payload:
+        return payload
+    from fractions import Fraction
+
+    from ..core.errors import OnestepError
+    from ..core.exact import to_exact
+
+    ctx, out = cli_context(args), dict(payload)
+    for k, typed in ctx["parameters"].items():
+        m = re.fullmatch(r"[-+]?\d+(?:\.(\d*))?(?:[eE]([-+]?\d+))?", str(out.get(k, "")))
+        if m and isinstance(typed, str) and out[k] != typed:
+            try:
+                x = to_exact(typed)
+                ok = x.is_Rational and abs(Fraction(out[k]) - Fraction(int(x.p), int(x.q))) <= \
+                    Fraction(10) ** (int(m.group(2) or 0) - len(m.group(1) or ""))
+            except (ValueError, TypeError, OnestepError):
+                ok = False
+            out[k] = typed if ok else out[k]
+    out["input"] = {k: ctx[k] for k in ("command", "parameters", "defaults")}
+    return out
 
 
 #: Options that say where and how to write, not what was computed: left out of an output's parameters.
@@ -337,45 +363,6 @@ class Progress:
             left = f", ETA {el / i * (total - i):.0f} s" if self.eta and 0 < i < total else ""
             print(f"\r{self.label}: {self.unit} {i}/{total} ({el:.1f} s{left})  ", end=end, file=sys.stderr,
                   flush=True)
-
-
-class Heartbeat:
-    """Elapsed time on a terminal's stderr while a command without its own progress (a theory command: an sRF
-    saddle point with a general loss or K groups, Hermite coefficients at hundreds of digits) runs longer than
-    ``after`` seconds; the line is cleared when the command ends.  Off unless ``enabled`` (the command line turns
-    it on for a terminal only, so that logs and pipes stay clean)."""
-
-    def __init__(self, label, enabled, after=2.0, every=1.0):
-        import threading
-
-        self.label, self.enabled, self.after, self.every = label, enabled, after, every
-        self.stop, self.shown, self.thread = threading.Event(), 0, None
-        if enabled:
-            self.thread = threading.Thread(target=self._beat, daemon=True)
-
-    def _beat(self):
-        t0 = time.perf_counter()
-        if self.stop.wait(self.after):
-            return
-        while True:
-            text = f"\r{self.label}: working ({time.perf_counter() - t0:.0f} s)"
-            print(text, end="", file=sys.stderr, flush=True)
-            self.shown = len(text)
-            if self.stop.wait(self.every):
-                return
-
-    def __enter__(self):
-        if self.thread is not None:
-            self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        if self.thread is not None:
-            self.stop.set()
-            self.thread.join()
-            if self.shown:
-                print("\r" + " " * self.shown + "\r", end="", file=sys.stderr, flush=True)
-        return False
 
 
 def rcg_kw(args):

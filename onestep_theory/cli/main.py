@@ -16,14 +16,15 @@ import importlib
 import os
 import sqlite3
 import sys
+import time
 import warnings
 
 from .. import __version__
 from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError, ResourceError
 from .convention import FAMILY, rewrite
-from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, OUTPUT_DESTS, Heartbeat, Parser, add_debug
+from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, OUTPUT_DESTS, Parser, add_debug
 
-__all__ = ["main", "build_parser", "COMMAND_INDEX", "record_typed"]
+__all__ = ["main", "build_parser", "COMMAND_INDEX", "record_typed", "Heartbeat"]
 
 #: Command -> (its module in ``onestep_theory.cli``, its help line), in the order of ``--help``.  The help line is
 #: the module's own (``COMMANDS``; tests/test_cli_startup.py checks that the two agree).
@@ -108,6 +109,45 @@ def _glued(argv: list) -> list:
         out.append(a)
         k += 1
     return out
+
+
+class Heartbeat:
+    """Elapsed time on a terminal's stderr while a command without its own progress (a theory command: an sRF
+    saddle point with a general loss or K groups, Hermite coefficients at hundreds of digits) runs longer than
+    ``after`` seconds; the line is cleared when the command ends.  Off unless ``enabled`` (the command line turns
+    it on for a terminal only, so that logs and pipes stay clean)."""
+
+    def __init__(self, label, enabled, after=2.0, every=1.0):
+        import threading
+
+        self.label, self.enabled, self.after, self.every = label, enabled, after, every
+        self.stop, self.shown, self.thread = threading.Event(), 0, None
+        if enabled:
+            self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self):
+        t0 = time.perf_counter()
+        if self.stop.wait(self.after):
+            return
+        while True:
+            text = f"\r{self.label}: working ({time.perf_counter() - t0:.0f} s)"
+            print(text, end="", file=sys.stderr, flush=True)
+            self.shown = len(text)
+            if self.stop.wait(self.every):
+                return
+
+    def __enter__(self):
+        if self.thread is not None:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.thread is not None:
+            self.stop.set()
+            self.thread.join()
+            if self.shown:
+                print("\r" + " " * self.shown + "\r", end="", file=sys.stderr, flush=True)
+        return False
 
 
 def record_typed(parser, argv) -> dict:

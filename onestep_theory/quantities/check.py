@@ -340,7 +340,8 @@ def _one(job, against, family, student, teacher, fixed, rng, n, dps, seed) -> Ch
 def _verdict(pr, rows, agree, undefined, digits, dps, worst):
     """``(status, verdict)`` from the proof and the points (docs/theory/checking.md §4)."""
     n = len(rows)
-    where = ", ".join(f"{k}={float(sp.sympify(v)):.4g}" for k, v in worst["point"].items())
+    where = ", ".join(f"{k}={v}" if str(v).strip().lower() in ("inf", "oo") else f"{k}={float(sp.sympify(v)):.4g}"
+                      for k, v in worst["point"].items())            # alpha0 = inf (the mapping's perfect alignment)
     if agree == n:
         verdict = f"agrees to {digits} digits at {agree}/{n} points"
         if pr["status"].startswith("identical"):

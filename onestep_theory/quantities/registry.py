@@ -261,7 +261,8 @@ def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, st
     strings); ``state`` warm-starts the next point of a sweep."""
     value, err, vals, state, errs = _evaluate(name, point, student, teacher, dps, state)
     floor = 10.0 ** -(dps + 8)             # values computed at dps + 10 digits: 2 digits of margin
-    errors = {s: errs.get(s, floor * max(1.0, abs(float(v)))) for s, v in vals.items()}
+    errors = {s: errs.get(s, floor * max(1.0, abs(float(v))) if mpmath.isfinite(v) else 0)   # alpha0 = inf: exact
+              for s, v in vals.items()}
     return Evaluation(value, err, vals, state, errors)
 
 
@@ -315,9 +316,11 @@ def _evaluate(name, point, student, teacher, dps, state):
     for k, v in point.items():
         if k not in q.params:
             raise InvalidParameterError(k, v, f"a parameter of {name}: {', '.join(q.params)}")
-        x = float(_mp(v))
-        if (k in _POSITIVE and not x > 0) or (k in _NONNEG and not x >= 0) or not math.isfinite(x):
-            raise InvalidParameterError(k, v, "a finite real number " + ("> 0" if k in _POSITIVE else ">= 0"))
+        x = float(_mp(v, k == "alpha0"))       # alpha0 = inf: perfect alignment, as the mapping accepts it
+        if (k in _POSITIVE and not x > 0) or (k in _NONNEG and not x >= 0) or not (math.isfinite(x) or
+                                                                                 k == "alpha0"):
+            raise InvalidParameterError(k, v, ("a finite real number " if k != "alpha0" else "a real number or inf ")
+                                        + ("> 0" if k in _POSITIVE else ">= 0"))
     syms = symbols_of(q.family)
     const = constants(q.family, student, teacher, dps + 10)
     vals = {k: v for k, v in const.items() if k not in ("exact", "teacher_norm2")}
@@ -346,7 +349,7 @@ def _evaluate(name, point, student, teacher, dps, state):
     a0, eta = point["alpha0"], point["eta"]
     p = srf_params_checked(student, teacher, a0, eta, noise, dps=dps + 5)
     with precision(dps + 10):       # the typed values become mpf here, at the working precision
-        vals.update({S["r"]: p.r, S["c"]: p.c, S["gamma"]: p.gamma, S["alpha0"]: _mp(a0), S["eta"]: _mp(eta),
+        vals.update({S["r"]: p.r, S["c"]: p.c, S["gamma"]: p.gamma, S["alpha0"]: _mp(a0, True), S["eta"]: _mp(eta),
                      S["noise"]: _mp(noise), S["mu2s"]: p.mu2_star})
         for k in ("alpha", "beta", "lam"):
             if k in point:
@@ -372,11 +375,13 @@ def _evaluate(name, point, student, teacher, dps, state):
     return getattr(b, key), float(b.errors[key]), vals, None, errs
 
 
-def _mp(v):
+def _mp(v, allow_infinite=False):
     from ..core.exact import to_exact
 
     if isinstance(v, float):
         return mpmath.mpf(v)
-    x = to_exact(v)
+    x = to_exact(v, allow_infinite=allow_infinite)
+    if x.is_infinite:
+        return mpmath.inf if x > 0 else -mpmath.inf
     return mpmath.mpf(x.p) / x.q if x.is_Rational else mpmath.mpf(sp.N(x, mpmath.mp.dps + 5))
 
