@@ -1,0 +1,256 @@
+"""Golden outputs of the CLI (issue 34): what the README's commands and the precision paths print, frozen.
+
+What: runs every command of ``COMMANDS`` below in a fresh ``python -m onestep_theory`` process, each in an empty
+temporary folder, and writes ``tests/data/golden_outputs.json``: for each command its words, its exit status, its
+standard output, its standard error and the text files it wrote (``--csv``), with the masks of ``mask`` applied.
+``tests/test_golden_outputs.py`` runs the same commands and compares, character for character.
+
+Why: issue 34 (precision set once) moves how ``dps`` is threaded through the srf layer; its "Done when" requires the
+printed outputs of the README commands to be identical before and after.  The file was generated from revision
+b71f2d1 (the revision before that refactoring), from a frozen worktree of it:
+
+    git worktree add /tmp/golden_base b71f2d1
+    cd /tmp && PYTHONPATH=/tmp/golden_base python /tmp/golden_base/../path/to/make_golden_outputs.py
+
+i.e. ``PYTHONPATH=<checkout> python tests/data/make_golden_outputs.py [--out FILE]`` run from a folder where the
+editable install does not shadow ``<checkout>`` (the script prints the package it imported).  It takes about
+1.5 minutes on one core (each command is a fresh process: ~1.3 s of start-up each).
+
+Which commands: every deterministic command that README.md, docs/theory/checking.md and docs/theory/conventions.md
+show (as tests/test_readme.py extracts them) and that runs in under ~8 s, plus the precision paths: srf at float64
+and 15/30/50 digits, the K-group theory (``--readout``), the bounds and ``--optimize-eta``, tau-star, spectrum with
+its density, hermite/gains/resolvent at 15/30/50, mapping/cge, sweep and check.  Left out: ``reproduce --quick``
+(about 5 minutes), the simulations and studies (minutes; their numbers are seeded but BLAS-dependent, and they are
+not on the precision path), ``store ls`` (it reads the study's store), ``srf --loss logistic`` (40 s) and
+``check --simulate`` (22 s).
+
+Masks (only fields that change from run to run, never a result): absolute paths of the temporary folder -> ``<TMP>``,
+the package version (``onestep_theory X.Y.Z``, ``"version": ...``), the date/time stamps (ISO dates), and timings
+(``N s``, ``seconds``, ``elapsed``, ``"time"``).  The ``fast`` flag of each command says whether the default test
+suite runs it (in process, through ``cli.main(argv)``) or the slow stage (fresh process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+#: (fast, words after ``onestep-theory``).  fast: run in process by the default suite (each well under 1 s there).
+README_CMDS = [
+    (True, ["hermite", "Max(x,0)", "--kmax", "4"]),
+    (True, ["hermite", "tanh", "--kmax", "5", "--dps", "50", "--json"]),
+    (True, ["xi", "40", "--json"]),
+    (True, ["resolvent", "--student", "tanh", "--phi", "1", "--psi", "2", "--lam", "1/2", "--dps", "40"]),
+    (True, ["gains", "--student", "relu_centered", "--teacher", "x + (x**2-1)/sqrt(2)", "--phi", "1", "--psi", "2",
+            "--lam", "0.5", "--ell", "2"]),
+    (True, ["gains", "--student", "relu_centered", "--teacher", "He1", "--phi", "1", "--psi", "2", "--lam", "0.5",
+            "--alpha", "0.3", "--json"]),
+    (True, ["gains", "--student", "relu_centered", "--teacher", "x + (x**2-1)/sqrt(2)", "--phi", "1", "--psi", "2",
+            "--lam", "0.5", "--ell", "6", "--symbolic", "--absent-spikes", "drop"]),
+    (True, ["gains", "--student", "relu_centered", "--teacher", "x + (x**2-1)/sqrt(2)", "--phi", "1", "--psi", "2",
+            "--lam", "0.5", "--ell", "2", "--symbolic-lambda"]),
+    (False, ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1",
+             "--beta", "1", "--lam", "1/10", "--dps", "30", "--json"]),
+    (True, ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "3",
+            "--beta", "1", "--lam", "1/10", "--row-norms"]),
+    (True, ["srf-curve", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alphas",
+            "0.2:3:15", "--beta", "1", "--lam", "0.1", "--csv", "curve.csv"]),
+    (True, ["bounds", "--student", "tanh", "--teacher", "sin", "--optimize-eta"]),
+    (False, ["spectrum", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
+             "--beta", "1", "--d", "1000"]),
+    (False, ["bounds", "--student", "tanh", "--teacher", "sin", "--eta", "3", "--dps", "20"]),
+    (True, ["mapping", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--dps", "30"]),
+    (True, ["cge", "--student", "tanh", "--alpha0", "20", "--eta", "3", "--teacher", "sin", "--kappa", "0,1/2,1",
+            "--dps", "30"]),
+    (True, ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
+            "--beta", "1", "--lam", "0.1", "--readout", "1:0.5,2:0.5", "--json"]),
+    (False, ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
+             "--beta", "1", "--lam", "0.1", "--readout", "1:0.5,2:0.5", "--dps", "30"]),
+    (True, ["bounds", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--readout",
+            "1:0.5,2:0.5"]),
+    (False, ["spectrum", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
+            "--beta", "1", "--readout", "1:0.5,2:0.5", "--d", "1000", "--z", "0.5:8:16"]),
+    (False, ["tau-star", "--student", "erf", "--teacher", "erf", "--json"]),
+    (False, ["check", "cs1**4/(cs1**2 + phi*(c_star2 + noise))*(-dm2)", "--against", "lambda_1", "--student",
+             "tanh", "--teacher", "He1", "--json"]),
+    (False, ["check", "psi*lam*cs1**4*m2/(phi*b**2)", "--against", "delta_1", "--student", "tanh", "--teacher",
+             "He1"]),
+    (False, ["check", "--latex", r"\Delta_1=\frac{\psi\lambda c_{\star,1}^4m_2}{\phi\,b^2}", "--against", "delta_1",
+             "--student", "tanh", "--teacher", "He1"]),
+    (False, ["check", "--latex", r"c=1+\frac{\tilde\eta^2}{\alpha_0}\,\mu_2^\star\,\check\mu_1^2", "--against", "c",
+             "--student", "tanh", "--teacher", "sin"]),
+    (False, ["sweep", "delta_2", "--student", "relu_centered", "--teacher", "x + (x**2-1)/sqrt(2)", "--over",
+            "lam=1e-3:10:40", "--phi", "1", "--psi", "2", "--csv", "out.csv"]),
+    (True, ["convert", "--from", "cui24", "--to", "moniri23", "alpha=2", "beta=1/2", "lam=1/10", "--json"]),
+    (True, ["gains", "--convention", "cui24", "--alpha", "2", "--beta", "1/2", "--lam", "1/10", "--student", "tanh",
+            "--teacher", "He1", "--ell", "1"]),
+    (False, ["check", "--latex", r"\gamma=\frac{\mu_1^\star}{\sqrt{\mu_1^{\star2}+\mu_2^\star/\alpha_0}}",
+             "--against", "gamma", "--student", "tanh", "--teacher", "sin", "--n", "8"]),
+    (True, ["sweep", "lambda_1", "--over", "lam=1e-3:10:5", "--phi", "1", "--psi", "2", "--student",
+            "relu_centered", "--teacher", "x + (x**2-1)/sqrt(2)", "--latex",
+            r"\frac\phi\psi\frac{c_{\star,1}^4}{b^2}\frac{-\partial_\lambda m_2}{m_1^2}"]),
+]
+
+SRF = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1", "--beta",
+       "1", "--lam", "1/10"]
+KGROUP = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta",
+          "1", "--lam", "0.1", "--readout", "1:0.5,2:0.5"]
+#: The precision paths of issue 34: float64 and 15/30/50 digits through each srf entry, and the spike layer.
+PRECISION_CMDS = [
+    (True, SRF),
+    (True, SRF + ["--json"]),
+    (True, SRF + ["--dps", "15"]),
+    (False, SRF + ["--dps", "50", "--json"]),
+    (False, KGROUP + ["--dps", "15", "--json"]),
+    (False, ["srf-curve", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alphas",
+            "1/2,2", "--beta", "1", "--lam", "1/10", "--dps", "20", "--json"]),
+    (False, ["bounds", "--student", "tanh", "--teacher", "sin", "--optimize-eta", "--dps", "15", "--json"]),
+    (False, ["bounds", "--student", "tanh", "--teacher", "sin", "--eta", "3", "--dps", "50", "--json"]),
+    (False, ["bounds", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--readout",
+            "1:0.5,2:0.5", "--json"]),
+    (True, ["mapping", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--json"]),
+    (True, ["mapping", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--dps", "50",
+            "--json"]),
+    (False, ["tau-star", "--student", "erf", "--teacher", "erf", "--dps", "30"]),
+    (False, ["tau-star", "--student", "tanh", "--teacher", "tanh", "--dps", "15", "--json"]),
+    (False, ["spectrum", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
+            "--beta", "1", "--z", "0.5:6:6", "--lam", "1/10", "--dps", "15", "--json"]),
+    (False, ["spectrum", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
+             "--beta", "1", "--z", "1:5:3", "--lam", "1/10", "--dps", "30", "--json"]),
+    (True, ["hermite", "tanh", "--kmax", "6", "--dps", "30"]),
+    (True, ["hermite", "log(1+exp(x))", "--kmax", "4", "--dps", "15", "--json"]),
+    (True, ["hermite", "tanh(x) + x*exp(-x**2)", "--kmax", "4", "--dps", "40"]),
+    (True, ["resolvent", "--student", "tanh", "--phi", "1", "--psi", "2", "--lam", "1/2", "--dps", "15", "--json"]),
+    (True, ["resolvent", "--student", "log(1+exp(x))", "--phi", "1/3", "--psi", "2", "--lam", "1/7", "--dps",
+            "30"]),
+    (True, ["resolvent", "--student", "tanh", "--phi", "1", "--psi", "2", "--lam", "1/2", "--dps", "50", "--json"]),
+    (True, ["gains", "--student", "tanh", "--teacher", "He1", "--phi", "1", "--psi", "2", "--lam", "0.5", "--ell",
+            "1", "--dps", "30", "--json"]),
+    (True, ["gains", "--student", "tanh(x) + log(1+exp(x))", "--center", "--teacher", "x + (x**2-1)/sqrt(2)",
+            "--phi", "1/2", "--psi", "2", "--lam", "1/10", "--ell", "2", "--dps", "15", "--json"]),
+    (True, ["gains", "--student", "tanh(x) + log(1+exp(x))", "--center", "--teacher", "x + (x**2-1)/sqrt(2)",
+            "--phi", "1/2", "--psi", "2", "--lam", "1/10", "--ell", "2", "--dps", "50"]),
+    (True, ["sweep", "delta_1", "--student", "tanh", "--teacher", "He1", "--over", "lam=1/10:2:3", "--phi", "1",
+            "--psi", "2", "--dps", "30", "--json"]),
+    (True, ["sweep", "test_error", "--student", "tanh", "--teacher", "sin", "--over", "alpha=1:3:3", "--beta", "1",
+            "--lam", "1/10", "--alpha0", "20", "--eta", "3", "--dps", "15", "--json"]),
+]
+
+COMMANDS = README_CMDS + PRECISION_CMDS
+
+#: (pattern, replacement): the fields that change from run to run.  Never a result: each pattern is anchored on a
+#: word that names a time, a date, a version or a path.
+MASKS = [
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?"), "<DATE>"),
+    (re.compile(r'("(?:version|onestep_theory|package_version)"\s*:\s*)"[^"]*"'), r'\1"<VERSION>"'),
+    (re.compile(r"(onestep[-_]theory\s+(?:version\s+)?)\d+\.\d+(\.\d+)?\S*"), r"\1<VERSION>"),
+    (re.compile(r'("(?:seconds|elapsed|elapsed_s|time|time_s|wall|cpu_seconds)"\s*:\s*)"?[0-9.eE+-]+"?'), r'\1"<T>"'),
+    (re.compile(r"\b(in|took|elapsed)\s+\d+(\.\d+)?\s*(s|ms|seconds)\b"), r"\1 <T>"),
+]
+
+
+#: A progress line on standard error ("... level 2/5 (3.7 s)"): whether it shows depends on the elapsed time.
+PROGRESS = re.compile(r"\(\d+(\.\d+)? s\)\s*$")
+
+
+def mask_stderr(text: str, tmp: str) -> str:
+    """Standard error masked as ``mask`` does, without its progress lines (``PROGRESS``) and blank lines."""
+    lines = re.split(r"[\r\n]+", text)
+    return mask("\n".join(ln for ln in lines if ln.strip() and not PROGRESS.search(ln)), tmp)
+
+
+def mask(text: str, tmp: str) -> str:
+    """The run-dependent fields of ``text`` replaced (see ``MASKS``); ``tmp`` (the run's folder) -> ``<TMP>``."""
+    if tmp:
+        text = text.replace(str(pathlib.Path(tmp).resolve()), "<TMP>").replace(tmp, "<TMP>")
+    for pattern, repl in MASKS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def written_files(folder: pathlib.Path, tmp: str) -> dict:
+    """The text files a command wrote into its folder (``--csv``), masked."""
+    return {p.name: mask(p.read_text(), tmp) for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def record(words: list, stdout: str, stderr: str, status: int, folder: pathlib.Path) -> dict:
+    """One command's outputs as stored: exit status, masked stdout/stderr, files written."""
+    tmp = str(folder)
+    return {"argv": words, "status": status, "stdout": mask(stdout, tmp), "stderr": mask_stderr(stderr, tmp),
+            "files": written_files(folder, tmp)}
+
+
+def run_fresh(words: list, timeout: float = 300) -> tuple:
+    """``words`` in a fresh ``python -m onestep_theory`` process in an empty folder: (record, seconds)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        p = subprocess.run([sys.executable, "-m", "onestep_theory", *words], cwd=tmp, capture_output=True, text=True,
+                           timeout=timeout, env=_env())
+        return record(words, p.stdout, p.stderr, p.returncode, pathlib.Path(tmp)), time.perf_counter() - t0
+
+
+def run_in_process(words: list) -> tuple:
+    """``words`` through ``onestep_theory.cli.main(argv)`` in this process, in an empty folder, the package's caches
+    emptied first (``core.caches.clear_caches``), as a fresh process starts: (record, seconds).  Used by the tests
+    (no start-up cost).  The caches are emptied because at b71f2d1 one printed field depends on them:
+    ``gains --student tanh --teacher He1 ... --dps 30 --json`` prints ``resolvent.residual`` 3.587e-42 in a fresh
+    process and 0 after ``hermite tanh --kmax 6 --dps 30`` ran in the same process (value and errors identical)."""
+    import contextlib
+    import io
+    import os
+
+    from onestep_theory.cli import main as cli_main
+    from onestep_theory.core.caches import clear_caches
+
+    clear_caches()
+
+    out, err = io.StringIO(), io.StringIO()
+    with tempfile.TemporaryDirectory() as tmp:
+        here = os.getcwd()
+        os.chdir(tmp)
+        try:
+            t0 = time.perf_counter()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = cli_main(list(words))
+            sec = time.perf_counter() - t0
+        finally:
+            os.chdir(here)
+        return record(words, out.getvalue(), err.getvalue(), int(status or 0), pathlib.Path(tmp)), sec
+
+
+def _env() -> dict:
+    import os
+
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    env["PYTHONHASHSEED"] = "0"
+    return env
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(pathlib.Path(__file__).with_name("golden_outputs.json")))
+    ap.add_argument("--revision", default="b71f2d1")
+    args = ap.parse_args(argv)
+    import onestep_theory
+
+    print(f"package: {onestep_theory.__file__}", file=sys.stderr)
+    entries = []
+    for fast, words in COMMANDS:
+        rec, sec = run_fresh(words)
+        rec["fast"] = fast
+        entries.append(rec)
+        print(f"{sec:6.1f}s rc={rec['status']} {' '.join(words)[:110]}", file=sys.stderr)
+    doc = {"revision": args.revision, "generator": "tests/data/make_golden_outputs.py", "commands": entries}
+    pathlib.Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
