@@ -22,6 +22,7 @@ from ...core.errors import ConvergenceError
 from ..features.kappa import SRFSetup
 from .channel import general_hats, inner_rule
 from .priors import mp_integrals, mp_integrals_quad
+from .trainedbulk import trained_prior
 
 __all__ = ["ORDER", "HATS", "MapOptions", "DomainError", "fp_map", "is_valid", "all_values", "general_extras"]
 
@@ -53,6 +54,8 @@ class MapOptions:
     eval_budget: int | None = None
     #: time.monotonic() after which the map refuses to run (general losses: the whole solve is bounded)
     deadline: float | None = None
+    #: ``spectrum="trained"``: the step's law, ``law(S, beta) -> StepLaw`` (docs/theory/trained-bulk.md §5)
+    trained: object = None
 
 
 class DomainError(Exception):
@@ -118,6 +121,11 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
             hom = hom_of(mbar)
             q1n = q1n + s2 * hom * hom * J2
             q2n = q2n + s2 * hom * hom * K0
+    elif o.spectrum == "trained":   # F1 with the trained bulk's deterministic equivalent, trained-bulk.md §5
+        if not hV1 > 0:
+            raise DomainError("hat V1 <= 0")
+        V1n, V2n, th_n, ps_n, q1n, q2n, Dsm, _ = trained_prior(o.trained(S, o.beta), o.lam, hV1, hV2, hq1, hq2, hth,
+                                                               hps, o.cross_term)
     else:  # F1, docs/theory/srf-theory.md §4.6
         Dv, Fv, Hv, Gv = o.empirical
         Sv = o.lam + hV1 * Dv + hV2

@@ -32,6 +32,8 @@ class SRFOptions:
     * ``spike_channel``: ``False`` switches the :math:`\vartheta` channel off (the notebook-printed variant);
     * ``spectrum``: ``"mp"`` (F3) or ``"empirical"`` (F1) with ``empirical=(D, F, H, G)``
       (:func:`~onestep_theory.srf.single.priors.empirical_from_weights`); ``cross_term`` keeps G in F1.
+      ``"trained"``: F1 with the deterministic equivalent of the network's trained bulk for a finite step
+      batch (docs/theory/trained-bulk.md; needs α0 and η̃, noiseless labels).
 
     Discretisation: ``kappa_nodes``/``inner_nodes`` select the reference notebook's fixed Gauss–Hermite
     rules (the error is then the change when both counts are doubled); ``mp_method`` is ``"closed"``
@@ -75,7 +77,8 @@ class SRFOptions:
     loss: object = None
     row_norms: object = False
 
-    _CHOICES = {"c_formula": ("corrected", "v1"), "spectrum": ("mp", "empirical"), "mp_method": ("closed", "quad"),
+    _CHOICES = {"c_formula": ("corrected", "v1"), "spectrum": ("mp", "empirical", "trained"),
+                "mp_method": ("closed", "quad"),
                 "continuation": ("auto", "off"), "convergence": ("all", "notebook")}
 
     @classmethod

@@ -34,6 +34,7 @@ from ..loss.losscheck import check_teacher
 from .saddle import HATS, ORDER, DomainError, MapOptions, all_values
 from .solution import SRFOptions, SRFSolution, combine_errors, rounding_floor
 from .solvers import general_budget, jacobian, mp_solver_error, polish, solve_float
+from .trainedbulk import trained_law
 
 __all__ = ["srf_solve", "MIN_TOL"]
 
@@ -140,6 +141,8 @@ def _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0,
                                                         rr, dps)
     if rn is not None:
         o.row_norms = (float(rn[0]), float(rn[1]))
+    if opt.spectrum == "trained":        # docs/theory/trained-bulk.md §5
+        o.trained = trained_law(teacher, mapping, nv)
     return _Problem(student, teacher, dict(alpha=alpha, beta=beta, lam=lam, noise_var=noise_var), opt, dps,
                     Target.of(dps, tol or 1e-10).rel, (rr, cc, gg), mapping, o, rn,
                     tuple(float(v) for v in init) if init is not None else (0.0, 0.0, 0.0, 0.1, 0.1, 1.0, 1.0),
@@ -162,7 +165,7 @@ def _general_loss(o, opt, teacher, dps, noise_var):
 
 def _row_norms(opt, mapping, student, teacher, alpha0, eta, noise_var, rr, dps):
     """``(k, s2, errors)`` of the row-norm correction (docs/theory/srf-theory.md §4.11)."""
-    bad = ("the general loss" if opt.loss is not None else "spectrum='empirical'" if opt.spectrum != "mp" else
+    bad = ("the general loss" if opt.loss is not None else f"spectrum={opt.spectrum!r}" if opt.spectrum != "mp" else
            "the notebook's fixed rules" if (opt.kappa_nodes or opt.inner_nodes) else None)
     if bad:
         raise InvalidParameterError("row_norms", opt.row_norms, f"the square loss, the F3 prior and the default "
