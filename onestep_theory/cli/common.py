@@ -164,7 +164,7 @@ def emit(args, payload: dict, text: str) -> None:
 def typed_echo(args, payload):
     """A command's JSON with its parameters as typed: ``"input"`` (the command line, the parameters, the defaults)
     added, and a top-level echo of a typed number (``"alpha0": "0.500000000000000000000"``) printed as typed
-    (``"1/2"``) -- only where the printed decimal is that number to its last digit (so never a computed value)."""
+    (``"1/2"``) -- only where the printed decimal is that number correctly rounded (so never a computed value)."""
     if getattr(args, "typed_context", None) is None or not isinstance(payload, dict) or "input" in payload:
         return payload
     from fractions import Fraction
@@ -179,7 +179,7 @@ def typed_echo(args, payload):
             try:
                 x = to_exact(typed)
                 ok = x.is_Rational and abs(Fraction(out[k]) - Fraction(int(x.p), int(x.q))) <= \
-                    Fraction(10) ** (int(m.group(2) or 0) - len(m.group(1) or ""))
+                    Fraction(10) ** (int(m.group(2) or 0) - len(m.group(1) or "")) / 2
             except (ValueError, TypeError, OnestepError):
                 ok = False
             out[k] = typed if ok else out[k]
@@ -188,7 +188,8 @@ def typed_echo(args, payload):
 
 
 #: Options that say where and how to write, not what was computed: left out of an output's parameters.
-OUTPUT_DESTS = ("help", "json", "csv", "plot", "report", "out", "table", "quiet", "debug", "format")
+OUTPUT_DESTS = ("help", "json", "csv", "plot", "report", "out", "table", "quiet", "debug", "format", "width", "dpi",
+                "contours", "mask_tol", "with_")
 
 
 def cli_context(args, method=None, provenance=None) -> dict:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .common import (add_exact, add_json, command, emit, exact_arg, exact_grid, exact_list, float_list, int_in, rcg_kw,
-                     resolve_args)
+from .common import (add_exact, add_json, add_table, cli_context, command, emit, exact_arg, exact_grid, exact_list,
+                     float_list, int_in, rcg_kw, resolve_args, table_form)
 from .groups import add_readout, is_grouped, run_bounds_groups, run_group_spectrum, run_srf_groups
 from ..core.limits import MAX_SRF_DPS
 
@@ -79,10 +79,11 @@ def _run_srf(args):
     from ..srf import srf_solve
 
     if is_grouped(args):
-        if args.row_norms:
+        if args.row_norms or args.table:
             from ..core.errors import InvalidParameterError
 
-            raise InvalidParameterError("--row-norms", True, "the uniform readout (no --readout groups)")
+            raise InvalidParameterError("--row-norms" if args.row_norms else "--table", True,
+                                        "the uniform readout (no --readout groups)")
         return run_srf_groups(args)
     skw = solver_kw(args)
     kw = rcg_kw(args)
@@ -113,6 +114,20 @@ def _run_srf(args):
     if "alpha0" in kw:
         out["network"], line = _network_note(args)
         lines.append(line)
+    if args.table:                       # test error, extras, order parameters: value +- error, the vouched digits
+        from ..quantities.table import latex_table, tex_text
+
+        rows = [{"quantity": k, "value": d[k] if k in d else out["order"].get(k, d["extra"].get(k)), "error": e}
+                for k, e in sorted(d["errors"].items(), key=lambda t: t[0] != "test_error")
+                if k in d or k in out["order"] or k in d["extra"]]
+        given = {k: getattr(args, k) for k in ("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "noise_var")}
+        out["table"] = latex_table(
+            rows, ["quantity", "value"], {"value": "error"}, context=cli_context(args, sol.provenance.get("method"),
+                                                                                  sol.provenance),
+            fixed={k: v for k, v in given.items() if v is not None}, form=table_form(args),
+            caption=f"sRF saddle point and test error (Result 3.3), student \\texttt{{{tex_text(args.student)}}}, "
+                    f"teacher \\texttt{{{tex_text(args.teacher)}}}")
+        lines = [out["table"].rstrip()]
     emit(args, out, "\n".join(lines))
     return 0
 
@@ -294,6 +309,7 @@ def _setup_srf(p):
     add_exact(p, ("--alpha", "n/d"), ("--beta", "p/d"), ("--lam", "ridge lambda > 0 (sum loss)"))
     model_args(p)
     add_readout(p, bulks=True)
+    add_table(p)
     p.add_argument("--loss", default=None, help="readout loss (docs/theory/srf-theory.md §4.9): square (default), "
                    "logistic, hinge, or an expression in y, yhat (float64, noiseless labels; checked on entry: convex "
                    "in yhat, bounded below, finite; kinks such as Abs, Max allowed, §13; write --loss=-EXPR for a "

@@ -39,7 +39,10 @@ TEX_NAMES = {"alpha": r"\alpha", "beta": r"\beta", "lam": r"\lambda", "alpha0": 
              "dm1": r"\partial_\lambda m_1", "dm2": r"\partial_\lambda m_2", "bound_upper": r"\varepsilon_{(26)}",
              "bound_lower": r"\varepsilon_{(27)}", "stieltjes": "V_2(-\\lambda)", "train_loss_f0": r"\mathcal L_{\rm tr}(F_0)",
              "test_loss_f0": r"\mathcal L_{\rm te}(F_0)", "class_error": r"\varepsilon_{\rm class}",
-             "train_loss": r"\mathcal L_{\rm tr}"}
+             "train_loss": r"\mathcal L_{\rm tr}", "m": "m", "theta": r"\theta", "q1": "q_1", "q2": "q_2",
+             "V1": "V_1", "V2": "V_2", "D": "D", "quantity": r"\text{quantity}",
+             **{f"hat_{k}": rf"\hat{{{v}}}" for k, v in (("V1", "V_1"), ("V2", "V_2"), ("q1", "q_1"), ("q2", "q_2"),
+                                                       ("theta", r"\theta"), ("psi", r"\psi"), ("m", "m"))}}
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -122,7 +125,8 @@ def latex_table(rows: list, columns: list, errors: dict, *, caption: str = "", f
 
     ``columns``: the keys shown, in order; ``errors``: value column -> the column of its printed error (those
     columns are shown as :func:`latex_number`, the error columns are not shown on their own); every other column
-    is a parameter, shown as typed; ``names`` renames a column's header (``{"value": "test_error"}``).  ``fixed`` (name -> value as typed) goes into the caption and a ``%`` line;
+    is a parameter, shown as typed (a column ``quantity`` holds names, shown as symbols); ``names`` renames a
+    column's header (``{"value": "test_error"}``).  ``fixed`` (name -> value as typed) goes into the caption and a ``%`` line;
     ``context`` (the command, parameters, method, provenance of :func:`~onestep_theory.cli.common.cli_context`
     or a result's) into ``%`` lines.  Needs ``\usepackage{booktabs}`` (and ``siunitx`` for the default form).
     """
@@ -139,7 +143,8 @@ def latex_table(rows: list, columns: list, errors: dict, *, caption: str = "", f
         head.append("% fixed: " + ", ".join(f"{k} = {v}" for k, v in fixed.items()))
     body = [" & ".join(tex_name((names or {}).get(c, c)) for c in shown) + r" \\"]
     for r in rows:
-        cells = [latex_number(r[c], r[errors[c]], form) if c in errors else _typed(r.get(c, "")) for c in shown]
+        cells = [latex_number(r[c], r[errors[c]], form) if c in errors else tex_name(r[c]) if c == "quantity" else
+                 _typed(r.get(c, "")) for c in shown]
         body.append(" & ".join(cells) + r" \\")
     fixed_text = ", ".join(_assign(k, v) for k, v in (fixed or {}).items())
     cap = "; ".join(t for t in (caption, fixed_text) if t)
