@@ -23,16 +23,16 @@ import math
 import mpmath
 import numpy as np
 
-from ...core.caches import cached
+from ...core.caches import cached, cached_at_precision
 from ...core.errors import ConvergenceError
 from ...core.exact import to_exact, to_float, to_mpf
-from ...core.precision import GUARD_DIGITS, arb_to_mpf, mpf_to_arb, workdps
+from ...core.precision import arb_to_mpf, asked_digits, mpf_to_arb, working_digits
 from ...hermite.activation import Activation
 from ...hermite.quadrature import normal_rule
 from ..features.cge import cge_arb, cge_coeffs
 from ..features.kappa import kappa_features
 
-__all__ = ["moments", "moments_cached", "prepare", "system", "newton", "solve_real", "resolve", "find_edges", "refold",
+__all__ = ["moments", "moments_cached", "moments_arb", "prepare", "system", "newton", "solve_real", "resolve", "find_edges", "refold",
            "comb_reach", "polish_edge", "polish_point"]
 
 EPS = 2.0 ** -52
@@ -41,31 +41,38 @@ RATIO, LEVELS = 8.0, 18
 
 
 @cached(maxsize=64)
-def moments_cached(act, r, c, level, dps):
-    """(weights, mu0, mu1^2, mu*^2) on the κ-rule of :func:`~onestep_theory.srf.kappa_features` (float64, or
-    mpf arrays computed in Arb at ``dps`` working digits)."""
+def moments_cached(act, r, c, level):
+    """(weights, mu0, mu1^2, mu*^2) on the κ-rule of :func:`~onestep_theory.srf.kappa_features`, float64."""
     hard, soft, hmax = kappa_features(act, None, float(r), float(c), 0.0)
-    if dps is None:
-        rule = normal_rule(hard, soft, digits=16, level=level, hmax=hmax)
-        mu0, mu1, ms2 = cge_coeffs(act, float(r), float(c), rule.nodes, level=level)
-        return rule.weights, mu0, mu1 * mu1, ms2
-    with workdps(dps):
-        rule = normal_rule(hard, soft, digits=dps - GUARD_DIGITS + 2, level=level, hmax=hmax, dps=dps)
-        m0, m1, ms = cge_arb(act, mpf_to_arb(r), mpf_to_arb(c), list(rule.nodes), level=level,
-                             digits=dps - GUARD_DIGITS + 2)
-        conv = (lambda arr: np.array([arb_to_mpf(v) for v in arr], dtype=object))
-        mu1 = conv(m1)
-        return conv(rule.weights), conv(m0), mu1 * mu1, conv(ms)
+    rule = normal_rule(hard, soft, digits=16, level=level, hmax=hmax)
+    mu0, mu1, ms2 = cge_coeffs(act, float(r), float(c), rule.nodes, level=level)
+    return rule.weights, mu0, mu1 * mu1, ms2
 
 
-def moments(student, r, c, level=0, dps=None):
-    """:func:`moments_cached` for a student as typed and exact (or float) r, c (docs/theory/srf-theory.md §7)."""
+@cached_at_precision(maxsize=64)
+def moments_arb(act, r, c, level):
+    """:func:`moments_cached` as mpf arrays computed in Arb at the ambient working precision (cached per working
+    precision).  The rules are built for the digits asked + 2, two digits below the last one asked, so that the
+    change between two levels (the error estimate) is not swamped by their own discretisation error
+    (docs/theory/numerics.md §3)."""
+    hard, soft, hmax = kappa_features(act, None, float(r), float(c), 0.0)
+    rule = normal_rule(hard, soft, digits=asked_digits() + 2, level=level, hmax=hmax, arb=True)
+    m0, m1, ms = cge_arb(act, mpf_to_arb(r), mpf_to_arb(c), list(rule.nodes), level=level,
+                         digits=asked_digits() + 2)
+    conv = (lambda arr: np.array([arb_to_mpf(v) for v in arr], dtype=object))
+    mu1 = conv(m1)
+    return conv(rule.weights), conv(m0), mu1 * mu1, conv(ms)
+
+
+def moments(student, r, c, level=0, mp=False):
+    """:func:`moments_cached` (float64), or with ``mp`` :func:`moments_arb` at the ambient working precision, for a
+    student as typed and exact (or float) r, c (docs/theory/srf-theory.md §7)."""
     act = Activation.from_any(student, "student")
-    if dps is None:
-        return moments_cached(act, to_float(r, "r"), to_float(c, "c"), level, None)
-    with workdps(dps):     # exact inputs evaluated at the working precision (never via float)
-        rm, cm = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v), dps) for v in (r, c))
-    return moments_cached(act, rm, cm, level, dps)
+    if not mp:
+        return moments_cached(act, to_float(r, "r"), to_float(c, "c"), level)
+    # exact inputs evaluated at the working precision (never via float)
+    rm, cm = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v)) for v in (r, c))
+    return moments_arb(act, rm, cm, level)
 
 
 def prepare(M):
@@ -302,10 +309,12 @@ def _edge_between(xo, xi, V1, V2, M, a, be, c, scale):
     raise ConvergenceError(f"spectrum: the edge in [{lo:.6g}, {hi:.6g}] was not resolved", 40, hi - lo)
 
 
-def polish_edge(V1, V2, x, M, a, be, c, wd):
-    """The fold at ``wd`` working digits (mpmath, inside the caller's precision context), from a float64 fold:
-    Newton on (F1, F2, det J) with ∂det by central differences of step 10^(-wd/2).  Returns ``(x, V1, V2, step)``."""
+def polish_edge(V1, V2, x, M, a, be, c):
+    """The fold at the ambient working precision (mpmath, ``wd`` digits), from a float64 fold: Newton on
+    (F1, F2, det J) with ∂det by central differences of step 10^(-wd/2) (the step that balances truncation and
+    rounding); converged at 10^-(wd-3) (1000 ulps).  Returns ``(x, V1, V2, step)``."""
     V1, V2, x = mpmath.mpf(V1), mpmath.mpf(V2), mpmath.mpf(x)
+    wd = working_digits()
     tol, last = mpmath.mpf(10) ** -(wd - 3), mpmath.inf
     for _ in range(30):
         F1, F2, J11, J12, J21, J22 = system(V1, V2, x, M, a, be, c)[:6]
@@ -326,11 +335,12 @@ def polish_edge(V1, V2, x, M, a, be, c, wd):
     return x, V1, V2, last
 
 
-def polish_point(V1, V2, x, M, a, be, c, wd):
-    r"""Newton at :math:`z=x` in mpmath (``wd`` working digits, caller's context) from a float64 root.  Returns
-    ``(V1, V2, last step, ||J^-1||, size)``; raises if the root leaves :math:`\mathrm{Im}V_2>0`."""
+def polish_point(V1, V2, x, M, a, be, c):
+    r"""Newton at :math:`z=x` in mpmath (the ambient working precision, ``wd`` digits) from a float64 root,
+    converged at 10^-(wd-3) (1000 ulps).  Returns ``(V1, V2, last step, ||J^-1||, size)``; raises if the root leaves
+    :math:`\mathrm{Im}V_2>0`."""
     V1, V2 = mpmath.mpc(V1), mpmath.mpc(V2)
-    tol, last = mpmath.mpf(10) ** -(wd - 3), mpmath.inf
+    tol, last = mpmath.mpf(10) ** -(working_digits() - 3), mpmath.inf
     for _ in range(40):
         d1, d2, _ = _step(system(V1, V2, x, M, a, be, c))
         V1, V2 = V1 + d1, V2 + d2

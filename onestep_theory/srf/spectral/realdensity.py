@@ -15,7 +15,7 @@ import sympy as sp
 from ...core.caches import cached
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import binary_exact, float_in, to_exact, to_float, to_mpf
-from ...core.precision import GUARD_DIGITS, precision
+from ...core.precision import asked_digits, precision, working_digits
 from ...core.results import digits_of
 from ...hermite.activation import Activation
 from .realaxis import (EPS, comb_reach, find_edges, moments, moments_cached, polish_edge, polish_point, prepare,
@@ -27,7 +27,7 @@ __all__ = ["density_real"]
 @cached(maxsize=32)
 def _edges_cached(act, r_f, c_f, a, be_f):
     """``(Ms, scale, edges, errors)`` for one setting (float64), cached: the edges are found once per setting."""
-    Ms = [prepare(tuple(moments_cached(act, r_f, c_f, level, None)[i] for i in (0, 2, 3))) for level in (0, 1)]
+    Ms = [prepare(tuple(moments_cached(act, r_f, c_f, level)[i] for i in (0, 2, 3))) for level in (0, 1)]
     w, m1s, ms2 = Ms[1]
     if not np.any(m1s > 0):
         raise ConvergenceError("spectrum: mu1 = 0 on the whole kappa rule (e.g. an even student at r = 0): the "
@@ -88,7 +88,7 @@ def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
                 for v in np.ravel(np.asarray(xs, dtype=object))]
     xs = np.array([float(v) for v in exact_xs], dtype=float)
     act, r_f = Activation.from_any(student, "student"), to_float(r, "r")
-    nk = len(prepare(tuple(moments_cached(act, r_f, c_f, 1, None)[i] for i in (0, 2, 3)))[0])
+    nk = len(prepare(tuple(moments_cached(act, r_f, c_f, 1)[i] for i in (0, 2, 3)))[0])
     if dps is not None and len(xs) * nk > MAX_DPS_WORK:          # bounded work, checked before any solve
         raise InvalidParameterError("z", f"{len(xs)} points", f"at most {MAX_DPS_WORK // nk} points with dps at "
                                     f"this setting ({nk} kappa nodes)")
@@ -125,58 +125,59 @@ def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
         dens[i], derr[i] = 0.0, float(2 * bound)
     if dps is None:
         return dens, derr, edges, eerr
-    return _polish(student, r, c, alpha, beta, dps, xs, exact_xs, inside, sol, E, eerr, dens, derr)
-
-
-def _polish(student, r, c, alpha, beta, dps, xs, exact_xs, inside, sol, E, eerr, dens, derr):
-    """The mpmath stage of :func:`density_real`: every inside root and every fold polished at ``dps + 10`` digits
-    on both κ-rules; errors = rule change + last Newton step + 10^-(wd-2) ||J^-1|| Σ|terms|."""
-    wd = dps + GUARD_DIGITS
     with precision(dps):
-        al_m, be_m, c_m = (to_mpf(to_exact(v), dps) for v in (alpha, beta, c))
-        a_m = al_m / be_m
-        Mm = [prepare(tuple(moments(student, r, c, level, wd)[i] for i in (0, 2, 3))) for level in (0, 1)]
-        ulp = mpmath.mpf(10) ** -(wd - 2)
-        edges, errs = [], []
-        for e, ee in zip(E, eerr):
-            if e[1] is None:                # a hard edge at 0: exact (n = p) or known to within the first scan point
-                if ee > 0:
-                    raise ConvergenceError(f"spectrum: the lower edge of the support lies in [0, {ee:.3g}] and is not "
-                                           f"resolved to {dps} digits (a hard-edge-like support at n != p)", 0, ee)
-                edges.append(mpmath.mpf(0))
-                errs.append(0.0)
-                continue
-            if ee > 1e-6 * abs(e[0]):       # a comb of the κ-rule beyond it (§7.1): not resolved, not printed
-                edges.append(None)
-                errs.append(None)
-                continue
-            (x0, *_), (x1, _, _, st) = (polish_edge(e[1], e[2], e[0], M, a_m, be_m, c_m, wd) for M in Mm)
-            edges.append(x1)
-            errs.append(float(abs(x1 - x0) + st + ulp * abs(x1)))
-        for i in np.nonzero(inside)[0]:
-            x = to_mpf(exact_xs[i], wd)
-            (_, v0, *_), (_, v1, st, jn, sz) = (polish_point(sol[1][0][i], sol[1][1][i], x, M, a_m, be_m, c_m, wd)
-                                                for M in Mm)
-            dens[i] = v1.imag / mpmath.pi
-            derr[i] = float(abs(v1.imag - v0.imag) / mpmath.pi + (st + ulp * jn * sz) / mpmath.pi)
-        for i in np.nonzero(~inside & (np.array(derr) > 0))[0]:    # near an edge in float64: the polished edges decide
-            x = to_mpf(exact_xs[i], wd)
-            far = all(abs(x - v) > 2 * ev if v is not None else abs(x - e[0]) > 2 * ee
-                      for v, ev, e, ee in zip(edges, errs, E, eerr))
-            if far and not any(lo[0] < x < hi[0] for lo, hi in zip(E[::2], E[1::2])):
-                derr[i] = 0.0
-        top = max([abs(v) for v in dens] + [mpmath.mpf(0)])
-        for i, (v, e) in enumerate(zip(dens, derr)):
-            if not inside[i]:
-                dens[i] = mpmath.mpf(0)
-                if e > float(top) * 10.0 ** -dps:
-                    raise ConvergenceError(f"spectrum: the density at x = {xs[i]:.6g}, within an edge's error of the "
-                                           f"edge, is bounded by {e:.3g} only", 0, e)
-            elif digits_of(v, e) < dps:
-                raise ConvergenceError(f"spectrum: density at x = {xs[i]:.6g}: {dps} digits requested, only "
-                                       f"{digits_of(v, e)} reached", 0, e)
-        for x, e in zip(edges, errs):
-            if x is not None and x != 0 and digits_of(x, e) < dps:
-                raise ConvergenceError(f"spectrum: edge {mpmath.nstr(x, 8)}: {dps} digits requested, only "
-                                       f"{digits_of(x, e)} reached", 0, e)
+        return _polish(student, r, c, alpha, beta, xs, exact_xs, inside, sol, E, eerr, dens, derr)
+
+
+def _polish(student, r, c, alpha, beta, xs, exact_xs, inside, sol, E, eerr, dens, derr):
+    """The mpmath stage of :func:`density_real`, at the ambient precision (``dps`` digits asked, ``wd`` working):
+    every inside root and every fold polished on both κ-rules; errors = rule change + last Newton step +
+    10^-(wd-2) ||J^-1|| Σ|terms| (the rounding: 100 ulps of the working precision)."""
+    dps = asked_digits()
+    al_m, be_m, c_m = (to_mpf(to_exact(v)) for v in (alpha, beta, c))
+    a_m = al_m / be_m
+    Mm = [prepare(tuple(moments(student, r, c, level, mp=True)[i] for i in (0, 2, 3))) for level in (0, 1)]
+    ulp = mpmath.mpf(10) ** -(working_digits() - 2)
+    edges, errs = [], []
+    for e, ee in zip(E, eerr):
+        if e[1] is None:                # a hard edge at 0: exact (n = p) or known to within the first scan point
+            if ee > 0:
+                raise ConvergenceError(f"spectrum: the lower edge of the support lies in [0, {ee:.3g}] and is not "
+                                       f"resolved to {dps} digits (a hard-edge-like support at n != p)", 0, ee)
+            edges.append(mpmath.mpf(0))
+            errs.append(0.0)
+            continue
+        if ee > 1e-6 * abs(e[0]):       # a comb of the κ-rule beyond it (§7.1): not resolved, not printed
+            edges.append(None)
+            errs.append(None)
+            continue
+        (x0, *_), (x1, _, _, st) = (polish_edge(e[1], e[2], e[0], M, a_m, be_m, c_m) for M in Mm)
+        edges.append(x1)
+        errs.append(float(abs(x1 - x0) + st + ulp * abs(x1)))
+    for i in np.nonzero(inside)[0]:
+        x = to_mpf(exact_xs[i])
+        (_, v0, *_), (_, v1, st, jn, sz) = (polish_point(sol[1][0][i], sol[1][1][i], x, M, a_m, be_m, c_m)
+                                            for M in Mm)
+        dens[i] = v1.imag / mpmath.pi
+        derr[i] = float(abs(v1.imag - v0.imag) / mpmath.pi + (st + ulp * jn * sz) / mpmath.pi)
+    for i in np.nonzero(~inside & (np.array(derr) > 0))[0]:    # near an edge in float64: the polished edges decide
+        x = to_mpf(exact_xs[i])
+        far = all(abs(x - v) > 2 * ev if v is not None else abs(x - e[0]) > 2 * ee
+                  for v, ev, e, ee in zip(edges, errs, E, eerr))
+        if far and not any(lo[0] < x < hi[0] for lo, hi in zip(E[::2], E[1::2])):
+            derr[i] = 0.0
+    top = max([abs(v) for v in dens] + [mpmath.mpf(0)])
+    for i, (v, e) in enumerate(zip(dens, derr)):
+        if not inside[i]:
+            dens[i] = mpmath.mpf(0)
+            if e > float(top) * 10.0 ** -dps:
+                raise ConvergenceError(f"spectrum: the density at x = {xs[i]:.6g}, within an edge's error of the "
+                                       f"edge, is bounded by {e:.3g} only", 0, e)
+        elif digits_of(v, e) < dps:
+            raise ConvergenceError(f"spectrum: density at x = {xs[i]:.6g}: {dps} digits requested, only "
+                                   f"{digits_of(v, e)} reached", 0, e)
+    for x, e in zip(edges, errs):
+        if x is not None and x != 0 and digits_of(x, e) < dps:
+            raise ConvergenceError(f"spectrum: edge {mpmath.nstr(x, 8)}: {dps} digits requested, only "
+                                   f"{digits_of(x, e)} reached", 0, e)
     return dens, derr, edges, errs

@@ -25,7 +25,7 @@ import sympy as sp
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import binary_exact, check_dps, check_real, float_in, to_exact, to_float, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import GUARD_DIGITS, precision
+from ...core.precision import precision, working_digits
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from .realaxis import EPS, moments
@@ -107,10 +107,10 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
         step = float(np.max(np.abs(dv)))
         return (V, step) if _with_error else V
     with precision(dps):
-        wd = dps + GUARD_DIGITS
-        Mm = moments(student, r, c, level, wd)
+        Mm = moments(student, r, c, level, mp=True)
         zm = mpmath.mpc(z) if not isinstance(z, str) else mpmath.mpc(mpmath.mpf(z))
-        al_m, be_m, c_m = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v), dps) for v in (alpha, beta, c))
+        al_m, be_m, c_m = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v)) for v in (alpha, beta, c))
+        tol = mpmath.mpf(10) ** -(working_digits() - 3)         # converged: 1000 ulps of the working precision
         Jm = mpmath.matrix(Jinv.tolist())
         V = [mpmath.mpc(v) for v in V]
         step = mpmath.inf
@@ -119,7 +119,7 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
             dv = Jm * mpmath.matrix([n[0] - V[0], n[1] - V[1]])
             V = [V[0] + dv[0], V[1] + dv[1]]
             new = max(abs(dv[0]), abs(dv[1]))
-            if new < mpmath.mpf(10) ** -(wd - 3) or new > step / 2:
+            if new < tol or new > step / 2:
                 step = new
                 break
             step = new
@@ -135,9 +135,16 @@ def stieltjes_checked(student, z, *, r, c, alpha, beta, dps=None, init=None):
                               _with_error=True)
         out.append((V, step))
     (V0, _), (V1, step) = out
-    rnd = 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2)
+    with precision(dps or 15):
+        rnd = 1e-14 if dps is None else _rounding(2)
     errs = [float(abs(a - b)) + float(step) + rnd * max(1.0, float(abs(a))) for a, b in zip(V1, V0)]
     return V1[0], V1[1], errs[0], errs[1]
+
+
+def _rounding(k):
+    """:math:`10^{-(w-k)}`, :math:`10^k` units of the last of the ambient working digits w: the rounding of a value
+    computed there (k = 2 for a sum over a κ-rule, k = 1 for an exact value rounded once)."""
+    return 10.0 ** -(working_digits() - k)
 
 
 def density(student, xs, *, r, c, alpha, beta, eta=None, nodes=None):
@@ -228,7 +235,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
     st, sterr = {}, {}
     for key, lam_x in ridge_points(lams):
         with precision(dps or 15):          # exact lambda becomes an mpf here, at the working precision
-            z = -float(lam_x) if dps is None else -to_mpf(lam_x, dps)
+            z = -float(lam_x) if dps is None else -to_mpf(lam_x)
         _, V2, _, e2 = stieltjes_checked(student, z, r=r, c=c, alpha=alpha, beta=beta, dps=dps)
         st[key] = V2.real
         sterr[key] = e2
@@ -239,9 +246,10 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
             sp_vals.append(al * float(w @ (mu0 * mu0)))
         else:
             with precision(dps):
-                w, mu0, _, _ = moments(student, r, c, level, dps + GUARD_DIGITS)
-                sp_vals.append(to_mpf(to_exact(alpha), dps) * (w @ (mu0 * mu0)))
-    rnd = 1e-14 if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 2)
+                w, mu0, _, _ = moments(student, r, c, level, mp=True)
+                sp_vals.append(to_mpf(to_exact(alpha)) * (w @ (mu0 * mu0)))
+    with precision(dps or 15):
+        rnd = 1e-14 if dps is None else _rounding(2)
     sp_err = float(abs(sp_vals[1] - sp_vals[0])) + rnd
     with precision(dps or 15):        # the atom (1 - alpha/beta)_+ is exact: its error is its rounding
         # a student without a nonlinear part (affine in x) has rank(Phi) <= d (+ O(1)): the atom is
@@ -251,9 +259,10 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
         affine = xsym is None or (expr.is_polynomial(xsym) and sp.degree(expr, xsym) <= 1)
         rank = sp.Min(to_exact(alpha, "alpha"), 1) if affine else to_exact(alpha, "alpha")
         atom = sp.Max(0, 1 - rank / to_exact(beta, "beta"))
-        atom = float(atom) if dps is None else to_mpf(atom, dps)
+        atom = float(atom) if dps is None else to_mpf(atom)
+        atom_err = float(abs(atom)) * (EPS if dps is None else _rounding(1))
     errors = {"density": derr, "edges": eerr, "stieltjes": sterr, "mean_spike_per_d": sp_err,
-              "atom_at_zero": float(abs(atom)) * (EPS if dps is None else 10.0 ** -(dps + GUARD_DIGITS - 1))}
+              "atom_at_zero": atom_err}
     if dps is not None:
         # the mean spike is 0 for odd sigma at r = 0: absolute criterion, its error against alpha E[mu0^2 + c mu1^2
         # + mu*^2] (the scale of the features' second moment)
