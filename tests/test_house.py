@@ -348,7 +348,9 @@ def test_old_srf_module_paths_import_for_one_release(monkeypatch):
 
     public = {n: getattr(srf, n) for n in srf.__all__}
     rooms = {p.stem: p.parent.name for p in (PKG / "srf").glob("*/*.py") if p.stem != "__init__"}
-    assert srf.MOVED == rooms                  # every module of a room had a flat path before issue 33
+    new_since = {"batch", "trainedbulk"}        # modules added after issue 33: no flat path to keep
+    assert srf.MOVED == {k: v for k, v in rooms.items() if k not in new_since}   # every older one had one
+    rooms = srf.MOVED
     for old, room in rooms.items():
         monkeypatch.delitem(sys.modules, f"onestep_theory.srf.{old}", raising=False)
         new = f"onestep_theory.srf.{room}.{old}"

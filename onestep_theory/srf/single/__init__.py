@@ -5,14 +5,16 @@ its solvers, the refinement that gives every value its error, and warm-started s
 
 Imports ``features`` and ``loss``. Public names: ``srf_solve`` (``solve``); ``SRFOptions``, ``SRFSolution``
 (``solution``); ``HATS``, ``ORDER`` (``saddle``); ``mp_integrals``, ``mp_integrals_quad``,
-``empirical_from_weights``, ``from_trained`` (``priors``); ``srf_curve``, ``srf_sweep`` (``sweep``).
+``empirical_from_weights``, ``from_trained`` (``priors``); ``srf_curve``, ``srf_sweep`` (``sweep``); ``srf_batch``
+(``batch``: many float64 points at once).
 """
 
 from .priors import empirical_from_weights, from_trained, mp_integrals, mp_integrals_quad
 from .saddle import HATS, ORDER
 from .solution import SRFOptions, SRFSolution
 from .solve import srf_solve
+from .batch import srf_batch
 from .sweep import srf_curve, srf_sweep
 
 __all__ = ["SRFOptions", "srf_solve", "SRFSolution", "HATS", "ORDER", "mp_integrals", "mp_integrals_quad",
-           "empirical_from_weights", "from_trained", "srf_curve", "srf_sweep"]
+           "empirical_from_weights", "from_trained", "srf_curve", "srf_sweep", "srf_batch"]

@@ -1,20 +1,18 @@
-r"""Batched float64 solve of the single-group sRF saddle point over many points at once (docs/theory/numerics.md
-§4–5, §10).
+r"""Batched float64 solve of the single-group sRF saddle point at many points at once (docs/theory/numerics.md §4–5,
+§10).
 
 Points that share :math:`(r,c,\gamma)` share the κ-rule; the map of Result 3.3 is linear in the node functions, so
-one application to P points is two matrix products of the P×N weights :math:`1/(1+V(\kappa))` and their squares with
-the fixed node columns (``_Rule``), whatever α, β, λ and Δ each point has.  Per point: Newton with the
-forward-difference Jacobian (docs/theory/numerics.md §4; only the V₁, V₂ columns re-weight the nodes) from a warm
-start (the neighbouring point of the previous group, or a solved neighbour), damped where a step leaves the domain;
-then, as in :func:`~onestep_theory.srf.single.solve.srf_solve`, chord-Newton polish on the rule levels 0, 1, … with
-the error of docs/theory/numerics.md §5 — the change between levels, the shifted last correction, the rounding floor
-— grown by the mapping's errors, until the target is met.  A point that does not converge, leaves the domain or misses
-its target in the batch is solved by :func:`srf_solve` itself (which raises ConvergenceError where it fails): no
-value is returned without its own certified error.
+one application to P points is two products of the P×N weights :math:`1/(1+V(\kappa))` and their squares with fixed
+node columns (``_Rule``), whatever α, β, λ, Δ each point has.  Per point: Newton with the forward-difference Jacobian
+(docs/theory/numerics.md §4) from a warm start (the same point of the last group, extrapolated along the last two;
+or a solved neighbour), damped where a step leaves the domain; then, as in srf_solve, chord-Newton polish on rule
+levels 0, 1, … with the error of docs/theory/numerics.md §5 (the change between levels, the shifted last correction,
+the rounding floor, grown by the mapping's errors) until the target is met.  A point that fails any of this in the
+batch is solved by :func:`srf_solve` itself (which raises ConvergenceError where it fails): no value without its own
+certified error.
 
-Done here: square loss, F3 (Marchenko–Pastur) prior, spike channel on or off, either c formula.  Not batched (the
-single-point solver runs): ``dps``, general losses, K groups, ``row_norms``, ``spectrum="empirical"``, the notebook's
-rules or convergence, ``mp_method="quad"``.
+Batched: square loss, F3 prior, spike channel on or off, either c formula.  srf_solve runs for ``dps``, general
+losses, ``row_norms``, ``spectrum="empirical"``, the notebook's rules or convergence, ``mp_method="quad"``.
 
 >>> sols = srf_batch("tanh", "sin", [{"alpha": a} for a in ("0.5", "1", "2")], alpha0=20, eta=3, beta=1, lam="0.1")
 >>> ref = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1")
@@ -25,6 +23,7 @@ rules or convergence, ``mp_method="quad"``.
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -117,12 +116,9 @@ class _Rule:
                 arr[i] = v
         return out
 
-    def apply(self, x, p, spike):
-        return self.tail(x, self.moments(x[:, 5], x[:, 6]), p, spike)
-
     def values(self, x, p, spike):
         """Every reported quantity (``KEYS``) at the states ``x``, as a P×15 array, and ``ok``."""
-        new, hats, Dsm, eps, ok = self.apply(x, p, spike)
+        new, hats, Dsm, eps, ok = self.tail(x, self.moments(x[:, 5], x[:, 6]), p, spike)
         return np.column_stack([new, hats, Dsm, eps]), ok
 
     def jacobian(self, x, p, spike, F0, M):
@@ -138,13 +134,11 @@ class _Rule:
         return np.transpose((Fp - F0[None]) / e.T[:, :, None], (1, 2, 0))
 
 
-def _valid(x):
-    """:func:`~onestep_theory.srf.single.saddle.is_valid`, row by row."""
-    return ((x[:, 5] >= 0) & (x[:, 6] >= 0) & (x[:, 3] >= 0) & (x[:, 4] >= 0)
-            & (x[:, 3] >= x[:, 2] ** 2 * (1 - 1e-9) - 1e-15))
+def _valid(x):                    # saddle.is_valid, row by row
+    return np.all(x[:, 3:] >= 0, axis=1) & (x[:, 3] >= x[:, 2] ** 2 * (1 - 1e-9) - 1e-15)
 
 
-def _size(dx, x):
+def _size(dx, x):                # the largest relative component, per row
     return np.max(np.abs(dx) / np.maximum(1.0, np.abs(x)), axis=1)
 
 
@@ -153,16 +147,8 @@ def _chord(J):
     A = np.eye(7) - J
     good = np.all(np.isfinite(A), axis=(1, 2))
     Jinv = np.full_like(A, np.nan)
-    if good.any():
-        with np.errstate(all="ignore"):
-            try:
-                Jinv[good] = np.linalg.inv(A[good])
-            except np.linalg.LinAlgError:         # a singular one among them: one by one
-                for i in np.nonzero(good)[0]:
-                    try:
-                        Jinv[i] = np.linalg.inv(A[i])
-                    except np.linalg.LinAlgError:
-                        pass
+    good &= np.abs(np.linalg.det(np.where(good[:, None, None], A, np.eye(7)))) > 0     # a singular one stays nan
+    Jinv[good] = np.linalg.inv(A[good])
     nA, nI = np.abs(A).sum(2).max(1), np.abs(Jinv).sum(2).max(1)
     good &= np.all(np.isfinite(Jinv), axis=(1, 2)) & (nA * nI < 1 / EPS64)
     return Jinv, np.where(good, np.maximum(1.0, nI), np.nan), good
@@ -172,8 +158,7 @@ def _newton(R, x, p, spike, max_iter=20, done_at=1e-3):
     """Damped Newton on x = F(x) for every row of ``x``: ``(x, chord inverse, cond, converged, evaluations)``.  A row
     stops after a full step below ``done_at`` (relative; the state is then quadratically closer, and the chord polish
     of ``_levels`` takes it to the rounding floor), or fails: a step halved 6 times, or ``max_iter`` steps."""
-    P = len(x)
-    x = x.copy()
+    P, x = len(x), x.copy()
     done, alive, evals = np.zeros(P, bool), np.ones(P, bool), np.zeros(P, int)
     Jinv, cond = np.full((P, 7, 7), np.nan), np.full(P, np.nan)
     M = R.moments(x[:, 5], x[:, 6])
@@ -210,12 +195,11 @@ def _newton(R, x, p, spike, max_iter=20, done_at=1e-3):
 
 
 def _polish(R, x, p, spike, Jinv, shift=True, tol=1e-15, max_steps=8):
-    """:func:`~onestep_theory.srf.single.solvers.polish` for every row, with the solver's error of srf_solve: the
-    change of every quantity when the state moves by the last (not applied) correction's size.  Returns
-    ``(x, values, solver errors, steps, ok)``."""
-    P = len(x)
-    x, vals, last = x.copy(), np.zeros((P, len(KEYS))), np.zeros((P, 7))
-    steps, ok, act, prev = np.zeros(P, int), np.ones(P, bool), np.ones(P, bool), np.full(P, np.inf)
+    """:func:`~onestep_theory.srf.single.solvers.polish` for every row, with srf_solve's solver error (the change of
+    every quantity when the state moves by the last correction's size): ``(x, values, solver errors, steps, ok)``."""
+    P, x = len(x), x.copy()
+    vals, last, steps, ok = np.zeros((P, len(KEYS))), np.zeros((P, 7)), np.zeros(P, int), np.ones(P, bool)
+    act, prev = np.ones(P, bool), np.full(P, np.inf)
     for step in range(1, max_steps + 1):
         a = np.nonzero(act)[0]
         if not len(a):
@@ -238,9 +222,9 @@ def _levels(p, x, Jinv, cond, rules, target, spike):
     """The refinement of srf_solve for every row (docs/theory/numerics.md §5, ``core.precision.refine``): polish on
     level 0, 1, … until the test error's change meets ``target``.  Returns ``(values, errors, level, state, steps,
     met)``; rows whose map fails on a level are not ``met``."""
-    P = len(x)
+    P, prev = len(x), None
     vals, err, lev, steps = np.zeros((P, len(KEYS))), np.full((P, len(KEYS)), np.inf), np.zeros(P, int), np.zeros(P, int)
-    met, act, prev = np.zeros(P, bool), np.ones(P, bool), None
+    met, act = np.zeros(P, bool), np.ones(P, bool)
     for L in range(MAX_LEVEL + 1):
         a = np.nonzero(act)[0]
         R = rules(L) if len(a) else None
@@ -266,31 +250,27 @@ def srf_batch(student, teacher, points, *, tol=None, options=None, dps=None, pro
     ``fixed``; returns one :class:`SRFSolution` per point, in order, each with its own refined error (module
     docstring).  Options the batch does not cover, and ``dps``, run srf_solve point by point, warm-started.
     ``progress(done, total)`` is called after each group of points sharing (r, c, γ)."""
-    names = {f for f in SRFOptions.__dataclass_fields__}
-    opt = SRFOptions.build(options, {k: fixed.pop(k) for k in list(fixed) if k in names})
-    pts = [dict(fixed, **pt) for pt in points]
-    known = {"alpha", "beta", "lam", "noise_var"} | set(GROUP)
-    for pt in pts:
-        for k in pt:
-            if k not in known:
-                raise InvalidParameterError(k, pt[k], f"an input of srf_solve ({', '.join(sorted(known))})")
-    if not batchable(opt, dps):
-        return _one_by_one(student, teacher, pts, tol, opt, dps)
+    opt = SRFOptions.build(options, {k: fixed.pop(k) for k in list(fixed) if k in SRFOptions.__dataclass_fields__})
+    pts, known = [dict(fixed, **pt) for pt in points], {"alpha", "beta", "lam", "noise_var"} | set(GROUP)
+    for k, v in ((k, v) for pt in pts for k, v in pt.items() if k not in known):
+        raise InvalidParameterError(k, v, f"an input of srf_solve ({', '.join(sorted(known))})")
+    if not batchable(opt, dps):                       # srf_solve point by point, warm-started (srf_sweep's loop)
+        out, init = [], None
+        for pt in pts:
+            out.append(srf_solve(student, teacher, tol=tol, options=opt, dps=dps, init=init, **pt))
+            init = tuple(float(v) for v in out[-1].state())
+        return out
     if tol is not None and not MIN_TOL <= float_in(tol, "tol") <= 0.1:
         raise InvalidParameterError("tol", tol, f"a real number in [{MIN_TOL:g}, 0.1] (use dps for more digits)")
     target = 1e-10 if tol is None else float_in(tol, "tol")
-    seen, groups = {}, {}
-    par = np.empty((4, len(pts)))
+    seen, groups, par = {}, {}, np.empty((4, len(pts)))
     for i, pt in enumerate(pts):                       # every input checked before any work
-        for j, (k, strict) in enumerate((("alpha", True), ("beta", True), ("lam", True), ("noise_var", False))):
-            v = pt.get(k, 0 if k == "noise_var" else None)
-            if v is None:
-                raise InvalidParameterError(k, None, "a value (a real number > 0)")
+        for j, k in enumerate(("alpha", "beta", "lam", "noise_var")):
+            v = pt.get(k, 0 if j == 3 else None)
             key = (k, v if isinstance(v, (str, int, float)) else repr(v))
-            if key not in seen:
-                seen[key] = float_in(v, k, strict=strict)
-            par[j, i] = seen[key]
-        groups.setdefault(tuple(_hashable(pt.get(k)) for k in GROUP), []).append(i)
+            par[j, i] = seen[key] if key in seen else seen.setdefault(key, float_in(v, k, strict=j < 3))
+        groups.setdefault(tuple(v if isinstance(v, (str, int, float, type(None))) else repr(v)
+                                for v in (pt.get(k) for k in GROUP)), []).append(i)
     maps = {g: resolve_rcg(student, teacher, *(pts[ix[0]].get(k) for k in ("r", "c", "gamma", "alpha0", "eta")),
                            pts[ix[0]].get("noise_var", 0), opt.c_formula, opt.strict_odd, None)
             for g, ix in groups.items()}
@@ -303,49 +283,42 @@ def srf_batch(student, teacher, points, *, tol=None, options=None, dps=None, pro
     return out
 
 
-def _hashable(v):
-    return v if isinstance(v, (str, int, float, type(None))) else repr(v)
-
-
-def _one_by_one(student, teacher, pts, tol, opt, dps, init=None):
-    out = []
-    for pt in pts:
-        out.append(srf_solve(student, teacher, tol=tol, options=opt, dps=dps, init=init, **pt))
-        init = tuple(float(v) for v in out[-1].state())
-    return out
-
-
 def _coord(g):
-    """The group's inputs as a vector (None: not all plain numbers), for the predictor of ``_start``."""
-    try:
-        return np.array([0.0 if v is None else float(v) for v in g])
-    except (TypeError, ValueError):
+    try:                          # the group's inputs as a vector (None: not all plain numbers), for ``_start``
+        return np.array([0.0 if v is None else float(Fraction(str(v))) for v in g])
+    except (TypeError, ValueError, ZeroDivisionError):
         return None
 
 
 def _start(states, keys, coord):
-    """Warm starts (docs/theory/numerics.md §4 'Continuation'): the state at the same (α, β, λ) in the last group,
-    extrapolated along the line of the last two groups when this one continues it (a secant predictor)."""
-    X = np.array([states[-1][1].get(k, (np.nan,) * 7) for k in keys], dtype=float) if states else \
-        np.full((len(keys), 7), np.nan)
-    if len(states) == 2 and coord is not None and states[0][0] is not None and states[1][0] is not None:
-        d1, d0 = coord - states[1][0], states[1][0] - states[0][0]
-        n1, n0 = np.linalg.norm(d1), np.linalg.norm(d0)
-        if n0 > 0 and n1 <= 2 * n0 and d1 @ d0 >= 0.999 * n1 * n0:
-            X0 = np.array([states[0][1].get(k, (np.nan,) * 7) for k in keys], dtype=float)
-            X = np.where(np.isfinite(X0), X + (n1 / n0) * (X - X0), X)
+    """Warm starts (docs/theory/numerics.md §4 'Continuation'): the state at the same (α, β, λ) in the nearest solved
+    group that has it, extrapolated along the line from the group nearest to that one when this group continues it
+    (a secant predictor); nan where no group has it."""
+    def at(g):
+        return np.array([states[g][1].get(k, (np.nan,) * 7) for k in keys], dtype=float)
+    known = coord is not None and all(c is not None for c, _ in states)      # the group inputs are numbers
+    order = np.argsort([np.linalg.norm(c - coord) if known else -g for g, (c, _) in enumerate(states)], kind="stable")
+    X = at(order[0]) if len(order) else np.full((len(keys), 7), np.nan)
+    for g in order[1:]:                               # what the nearest group lacks: from the next nearest
+        X = np.where(np.isfinite(X), X, at(g)) if not np.isfinite(X).all() else X
+    if not known or len(order) < 2:
+        return X
+    c1 = states[order[0]][0]
+    g0 = min(order[1:], key=lambda g: np.linalg.norm(states[g][0] - c1))
+    d1, d0 = coord - c1, c1 - states[g0][0]
+    n1, n0 = np.linalg.norm(d1), np.linalg.norm(d0)
+    if n0 > 0 and n1 <= 2 * n0 and d1 @ d0 >= 0.999 * n1 * n0:
+        X1, X0 = at(order[0]), at(g0)                 # the same line, at most twice as far: extrapolate
+        return np.where(np.isfinite(X0) & np.isfinite(X1), X1 + (n1 / n0) * (X1 - X0), X)
     return X
 
 
 def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, coord):
-    """Solve the points ``ix`` that share (r, c, γ): warm starts from ``states`` (the last two groups' states, keyed
-    by (α, β, λ)) or from a solved neighbour, Newton, the refinement; srf_solve where the batch fails."""
-    rr, cc, gg, m = mapping
-    p, spike = par[:, ix], bool(opt.spike_channel)
+    """Solve the points ``ix`` that share (r, c, γ): warm starts (``_start``) or a solved neighbour's state, Newton,
+    the refinement; srf_solve where the batch fails."""
+    (rr, cc, gg, m), p, spike = mapping, par[:, ix], bool(opt.spike_channel)
     keys = [tuple(p[:3, i]) for i in range(len(ix))]
-    X = _start(states, keys, coord)
-    rules, conv = {}, np.zeros(len(ix), bool)
-    solved = {}                                       # row -> SRFSolution from srf_solve
+    X, rules, conv, solved = _start(states, keys, coord), {}, np.zeros(len(ix), bool), {}   # solved: by srf_solve
 
     def rule(L):
         if L not in rules:
@@ -367,9 +340,8 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
     fresh = ~np.isfinite(X).all(1)
     for _ in range(4):                                # Newton; a failed row restarts from its nearest solved row
         anchors = np.array(sorted(set(np.nonzero(conv)[0]) | set(solved)), dtype=int)
-        for i in np.nonzero(fresh & ~conv)[0]:
-            if i not in solved and len(anchors):
-                X[i] = X[anchors[np.argmin(np.abs(anchors - i))]]
+        for i in (i for i in np.nonzero(fresh & ~conv)[0] if i not in solved and len(anchors)):
+            X[i] = X[anchors[np.argmin(np.abs(anchors - i))]]
         have = np.array([np.isfinite(X[i]).all() and i not in solved for i in range(len(ix))])
         todo = np.nonzero(have & ~conv)[0]
         if not len(todo):
@@ -382,7 +354,9 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
             break
     rows = np.nonzero(conv)[0]
     vals, err, lev, xf, steps, met = _levels(p[:, rows], X[rows], Jinv[rows], cond[rows], rule, target, spike)
-    err = _grown(vals, err, cond[rows], m)
+    if m is not None:             # grown by the mapping's relative error, amplified by the condition (as srf_solve)
+        rel = max(m.errors[k] / max(abs(float(getattr(m, k))), 1.0) for k in ("r", "c", "gamma"))
+        err = err + 10.0 * cond[rows, None] * rel * np.maximum(1.0, np.abs(vals))
     met &= err[:, -1] <= target * np.abs(vals[:, -1])          # the target, after the growth (srf_solve's order)
     like = None
     for r_, i in enumerate(rows):
@@ -397,23 +371,13 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
             single(i, None if near is None else tuple(X[near]))
         if i in solved:
             out[ix[i]] = solved[i]
-    states[:] = states[-1:] + [(coord, {k: tuple(X[i]) for i, k in enumerate(keys)})]
-
-
-def _grown(vals, err, cond, mapping):
-    """The errors of srf_solve's result (``_solution`` there) for every row: grown by the mapping's relative error of
-    (r, c, γ), amplified by the condition of the fixed point (docs/theory/numerics.md §5)."""
-    if mapping is None:
-        return err
-    rel = max(mapping.errors[k] / max(abs(float(getattr(mapping, k))), 1.0) for k in ("r", "c", "gamma"))
-    return err + 10.0 * cond[:, None] * rel * np.maximum(1.0, np.abs(vals))
+    states.append((coord, {k: tuple(X[i]) for i, k in enumerate(keys)}))
 
 
 def _solution(pt, v, e, lev, x, mapping, rcg, S, opt, evals, steps, like=None):
-    """The SRFSolution of one point, with the fields srf_solve gives it.  ``like``: a solution of the same group
-    (same r, c, γ and their errors, already attached as vmpf by VouchedResult); its copy with this point's fields
-    equals a new construction (every other field is a float, a dict of floats or an input, which attaching leaves
-    unchanged; tests/test_batch.py checks it) at a fifth of the cost."""
+    """The SRFSolution of one point, with srf_solve's fields.  ``like`` (a solution of the same group: r, c, γ and
+    their errors the same, attached): its copy with this point's fields equals a new one (the other fields are
+    floats, dicts of floats or inputs, which attaching leaves as they are; tests/test_batch.py) at a fifth of the cost."""
     vals, errors = dict(zip(KEYS, v)), dict(zip(KEYS, e.tolist()))
     if mapping is not None:
         errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
@@ -427,7 +391,7 @@ def _solution(pt, v, e, lev, x, mapping, rcg, S, opt, evals, steps, like=None):
                           convergence=opt.convergence, damping=opt.damping, row_norms=opt.row_norms))
     if like is not None:
         out = copy.copy(like)
-        out.__dict__.update(f)
+        out.__dict__.update(f, provenance=dict(like.provenance))
         return out
     return SRFSolution(**f, r=rcg[0], c=rcg[1], gamma=rcg[2], status="converged (batched Newton)", dps=None,
                        provenance=provenance(dps=None, method=METHOD, references=REFS))
