@@ -82,7 +82,7 @@ def _run_srf(args):
         if args.row_norms or args.table:
             from ..core.errors import InvalidParameterError
 
-            raise InvalidParameterError("--row-norms" if args.row_norms else "--table", True,
+            raise InvalidParameterError("--row-norms" if args.row_norms else "--table", args.row_norms or args.table,
                                         "the uniform readout (no --readout groups)")
         return run_srf_groups(args)
     skw = solver_kw(args)

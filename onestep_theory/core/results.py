@@ -6,6 +6,7 @@ of digits; exact SymPy values are also given as SymPy strings.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import io
@@ -38,15 +39,9 @@ def provenance(dps=None, method=None, references=(), **extra) -> dict:
     return out
 
 
-#: The first line of every CSV the package writes: how to read it back (docs/theory/numerics.md §1).
+#: The first line of every CSV the package writes: how to read it back.
 CSV_FIRST = "# onestep_theory {version}; read with onestep_theory.core.results.read_csv, or pandas.read_csv(path, " \
             "comment='#')"
-
-
-def _context_line(key, value) -> str:
-    """``# key: value`` -- text as it is (on one line), anything else as JSON (decimal strings)."""
-    text = value if isinstance(value, str) else json.dumps(serialize(value), ensure_ascii=False)
-    return f"# {key}: {' '.join(str(text).split())}"
 
 
 def csv_text(rows: list, context: dict | None = None, fieldnames=None) -> str:
@@ -68,9 +63,10 @@ def csv_text(rows: list, context: dict | None = None, fieldnames=None) -> str:
 
     buf = io.StringIO()
     buf.write(CSV_FIRST.format(version=__version__) + "\n")
-    for k, v in (context or {}).items():
+    for k, v in (context or {}).items():          # text as it is (on one line), anything else as JSON
         if v is not None and v != {} and v != []:
-            buf.write(_context_line(k, v) + "\n")
+            text = v if isinstance(v, str) else json.dumps(serialize(v), ensure_ascii=False)
+            buf.write(f"# {k}: {' '.join(str(text).split())}\n")
     keys = list(fieldnames or dict.fromkeys(k for r in rows for k in r))
     wr = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n", restval="")
     wr.writeheader()
@@ -81,14 +77,11 @@ def csv_text(rows: list, context: dict | None = None, fieldnames=None) -> str:
 def write_csv(target, rows: list, context: dict | None = None, fieldnames=None) -> str | None:
     """:func:`csv_text` written to ``target`` (a path or a text buffer); the text itself when ``target`` is None."""
     text = csv_text(rows, context, fieldnames)
-    if target is None:
-        return text
-    if hasattr(target, "write"):
-        target.write(text)
-    else:
-        with open(target, "w", newline="", encoding="utf-8") as fh:
+    if target is not None:
+        with open(target, "w", newline="", encoding="utf-8") if not hasattr(target, "write") else \
+                contextlib.nullcontext(target) as fh:
             fh.write(text)
-    return None
+    return None if target is not None else text
 
 
 def read_csv(source) -> tuple:
@@ -141,7 +134,10 @@ def serialize(value, dps: int = 17):
 
 @dataclasses.dataclass
 class Result:
-    """Base class: subclasses are dataclasses; ``dps`` sets the digits of serialised numbers."""
+    """Base class: subclasses are dataclasses; ``dps`` sets the digits of serialised numbers; the fields named in
+    ``INPUTS`` hold parameters as given, and an exact one serialises as its exact text (``"1/2"``, ``"inf"``)."""
+
+    INPUTS = ()
 
     def _dps(self) -> int:
         return getattr(self, "dps", None) or 17
@@ -151,7 +147,9 @@ class Result:
         for f in dataclasses.fields(self):
             if f.name.startswith("_"):
                 continue
-            d[f.name] = serialize(getattr(self, f.name), self._dps())
+            v = getattr(self, f.name)
+            exact = f.name in self.INPUTS and isinstance(v, sp.Basic) and v.is_number and not v.has(sp.Float)
+            d[f.name] = ("inf" if v == sp.oo else str(v)) if exact else serialize(v, self._dps())
         return d
 
     def to_json(self, **kw) -> str:

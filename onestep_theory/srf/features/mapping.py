@@ -48,6 +48,8 @@ class NonOddWarning(UserWarning):
 class SRFParams(VouchedResult):
     """Spike strength ``r``, bulk variance ``c`` and alignment ``gamma`` of the sRF model (Def. 3.1)."""
 
+    INPUTS = ("alpha0", "eta", "noise_var")           # serialised exact, as given ("1/2", "inf"): never rounded
+
     r: object
     c: object
     gamma: object
