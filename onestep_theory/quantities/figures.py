@@ -65,9 +65,10 @@ class Overlay:
     kind: str = "line"
 
 
-def tex_name(param: str) -> str:
-    """The parameter's mathtext name in the papers' notation (``alpha0`` -> ``$\\alpha_0$``)."""
-    tex = {**formula_tex("spike"), **formula_tex("srf"), "noise_var": r"\Delta"}
+def tex_name(param: str, family: str = "srf") -> str:
+    """The parameter's mathtext name in the notation of the ``family``'s paper (``alpha0`` -> ``$\\alpha_0$``;
+    the label noise is Δ in the sRF papers, :math:`\\sigma_\\varepsilon^2` in the spike papers)."""
+    tex = {**formula_tex("spike" if family == "srf" else "srf"), **formula_tex(family), "noise_var": r"\Delta"}
     return f"${tex[param]}$" if param in tex else param
 
 
@@ -77,12 +78,12 @@ def quantity_label(quantity: str) -> str:
     return f"{name} ({units})" if units else name
 
 
-def fixed_caption(fixed: dict, student=None, teacher=None) -> str:
+def fixed_caption(fixed: dict, student=None, teacher=None, family: str = "srf") -> str:
     """The fixed parameters as typed, in mathtext (``$\\alpha_0=20$, $\\beta=1$``), after student/teacher."""
     who = f"{student}" + (f" / {teacher}" if teacher else "") if student else ""
     order = {k: i for i, k in enumerate(("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "phi", "psi",
                                          "noise", "noise_var"))}
-    parts = [f"{tex_name(k)[:-1]}={v}$" if tex_name(k).startswith("$") else f"{k}={v}"
+    parts = [f"{tex_name(k, family)[:-1]}={v}$" if tex_name(k, family).startswith("$") else f"{k}={v}"
              for k, v in sorted(fixed.items(), key=lambda kv: order.get(kv[0], len(order)))]
     return ", ".join(([who] if who else []) + parts)
 
@@ -216,7 +217,9 @@ def _sci(v) -> str:
     if not v > 0:
         return "0"
     m, e = f"{v:.0e}".split("e")
-    return f"${m}\\times10^{{{int(e)}}}$" if int(e) not in (-1, 0, 1) else f"{v:.1g}"
+    if int(e) in (-1, 0, 1):
+        return f"{v:.1g}"
+    return f"${'' if m == '1' else m + chr(92) + 'times'}10^{{{int(e)}}}$"
 
 
 def _legend(fig, handles, labels):
@@ -270,7 +273,8 @@ def _draw_overlays(ax, overlays, *, swap=False):
             line, = ax.plot(o.x, o.y, "-", color=col, lw=1.0, label=o.label)
             if o.yerr is not None:
                 y, e = np.asarray(o.y, float), np.asarray(o.yerr, float)
-                ax.fill_between(o.x, y - e, y + e, color=col, alpha=0.25, lw=0).set_gid(f"overlay:{o.name}:error")
+                lo, hi = (e[0], e[1]) if e.ndim == 2 else (e, e)          # asymmetric: (below, above)
+                ax.fill_between(o.x, y - lo, y + hi, color=col, alpha=0.3, lw=0).set_gid(f"overlay:{o.name}:error")
         line.set_gid(f"overlay:{o.name}")
 
 
@@ -326,9 +330,12 @@ def heatmap(path, xs, ys, values, errors, *, names, quantity, fixed=None, studen
         limits = {"x": (xe[0], xe[-1]), "y": (ye[0], ye[-1])}
         _axis(ax, "x", sx, *limits["x"])
         _axis(ax, "y", sy, *limits["y"])
-        ax.set_xlabel(tex_name(names[0]))
-        ax.set_ylabel(tex_name(names[1]))
-        title = fixed_caption(dict(fixed or {}), student, teacher)
+        fam = quantity_of(quantity).family
+        ax.set_xlabel(tex_name(names[0], fam))
+        ax.set_ylabel(tex_name(names[1], fam))
+        title = fixed_caption(dict(fixed or {}), student, teacher, fam)
+        if tol is not None and not np.any(bad):
+            title += f"\nevery error $\\leq${_sci(float(tol))}$\\,\\times$ value"
         fig.suptitle(title, fontsize=7)
         _declutter(fig, ax, {"x": sx, "y": sy}, limits)
         return _save(plt, fig, path, f"{quantity} over {names[0]}, {names[1]}; {title}", dpi)
@@ -357,10 +364,11 @@ def curve(path, xs, ys, errors, *, name, quantity, fixed=None, student=None, tea
         _draw_overlays(ax, overlays)
         lo, hi = (xs.min(), xs.max()) if len(xs) > 1 else (xs[0] * 0.9, xs[0] * 1.1)
         _axis(ax, "x", sx, lo, hi)
-        ax.set_xlabel(tex_name(name))
+        fam = quantity_of(quantity).family
+        ax.set_xlabel(tex_name(name, fam))
         ax.set_ylabel(quantity_label(quantity))
         _legend(fig, *ax.get_legend_handles_labels())
-        title = fixed_caption(dict(fixed or {}), student, teacher)
+        title = fixed_caption(dict(fixed or {}), student, teacher, fam)
         fig.suptitle(title + note, fontsize=7)
         _declutter(fig, ax, {"x": sx, "y": "lin"}, {"x": (lo, hi)})
         return _save(plt, fig, path, f"{quantity} over {name}; {title}", dpi)

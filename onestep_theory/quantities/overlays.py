@@ -109,7 +109,7 @@ def grid_argmin(xs, ys, values, errors, *, name: str) -> Overlay:
             continue
         k = int(np.argmin(z[i]))
         tie = np.flatnonzero(z[i] - e[i] <= z[i, k] + e[i, k])
-        a, b = min(k - 1, tie.min()), max(k + 1, tie.max())
+        a, b = tie.min() - 1, tie.max() + 1          # tie holds k: the bracket of every candidate minimum
         if a < 0 or b >= len(ys):
             continue
         px.append(float(x))
@@ -117,7 +117,7 @@ def grid_argmin(xs, ys, values, errors, *, name: str) -> Overlay:
         lo.append(float(ys[k] - ys[a]))
         hi.append(float(ys[b] - ys[k]))
     return Overlay("argmin", rf"argmin over {tex_name(name)} on the grid", x=tuple(px), y=tuple(py),
-                   yerr=(tuple(lo), tuple(hi)), kind="points")
+                   yerr=(tuple(lo), tuple(hi)), kind="points" if len(px) <= 24 else "line")
 
 
 def parse_with(text, allowed, *, study: bool = False) -> list:
