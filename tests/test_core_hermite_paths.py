@@ -818,7 +818,7 @@ def test_rule_sizes_checked(bad):
     with raises_naming(InvalidParameterError, "nodes"):
         gauss_legendre(bad)
     with raises_naming(InvalidParameterError, "nodes"):
-        gauss_hermite(bad, 20)
+        gauss_hermite(bad, mp=True)
 
 
 @pytest.mark.parametrize("dps", PRECISIONS)
@@ -839,7 +839,8 @@ def test_gauss_legendre_at_precision_is_exact_to_degree_2m_minus_1(dps):
 @pytest.mark.parametrize("dps", PRECISIONS)
 def test_gauss_hermite_at_precision_moments(dps):
     n = 5
-    z, w = gauss_hermite(n, dps)
+    with workdps(dps):
+        z, w = gauss_hermite(n, mp=True)              # at the ambient precision
     with mpmath.workdps(dps):
         for k in range(2 * n):
             got = mpmath.fsum(wi * zi ** k for zi, wi in zip(z, w))
@@ -850,12 +851,14 @@ def test_gauss_hermite_at_precision_moments(dps):
 
 
 def test_normal_rule_len_mp_and_uncached():
-    rule = normal_rule(digits=12, dps=30)
+    with workdps(30):
+        rule = normal_rule(digits=12, arb=True)
     assert len(rule) == len(rule.nodes) == len(rule.weights) and rule.mirror and rule.dps == 30
     z, w = rule.mp()
     with mpmath.workdps(30):
         assert agree(mpmath.fsum(w), 1, 12) and agree(mpmath.fsum(wi * zi ** 4 for zi, wi in zip(z, w)), 3, 12)
-    fresh = normal_rule(digits=12, dps=30, cache=False)
+    with workdps(30):
+        fresh = normal_rule(digits=12, arb=True, cache=False)
     assert fresh is not rule and fresh.panels == rule.panels
     assert all(a.mid() == b.mid() for a, b in zip(fresh.nodes, rule.nodes))
 
@@ -908,7 +911,8 @@ def test_normal_rule_hard_point_spellings(dps):
         a = mpmath.mpf(1) / 3
         want = npdf(a) - a * (1 - mpmath.ncdf(a))
     for h in spellings:
-        rule = normal_rule(hard=(h,), digits=dps + 2, dps=dps + 10, cache=False)
+        with workdps(dps + 10):
+            rule = normal_rule(hard=(h,), digits=dps + 2, arb=True, cache=False)
         with workdps(dps + 10):
             third = flint.arb(1) / 3
             tot = arb_to_mpf(sum((w * (zz - third) for zz, w in zip(rule.nodes, rule.weights) if zz > third),

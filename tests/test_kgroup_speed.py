@@ -163,7 +163,7 @@ def test_arb_channel_against_mpf_channel():
     with precision(15):
         G = group_setup("tanh", "sin", [mpmath.mpf("1.1"), mpmath.mpf("2.2"), mpmath.mpf("0.55")],
                         [mpmath.mpf("1.02"), mpmath.mpf("1.08"), mpmath.mpf("1.005")], mpmath.mpf("0.97"), level=0,
-                        digits=12, dps=mpmath.mp.dps)
+                        digits=12, mp=True)
         L = StateLayout(3)
         rng = np.random.default_rng(0)
         x = np.array([mpmath.mpf(float(v)) / 7 for v in rng.uniform(0.1, 0.5, L.size)], dtype=object)

@@ -17,6 +17,7 @@ import pytest
 
 from onestep_theory.core.errors import InvalidParameterError
 from onestep_theory.srf import srf_solve
+from onestep_theory.core.precision import workdps
 from onestep_theory.srf.features.kappa import srf_setup
 from onestep_theory.srf.features.mapping import row_norm_params
 from onestep_theory.srf.single.saddle import MapOptions, fp_map
@@ -27,7 +28,9 @@ CASE_A = dict(alpha0=20, eta=3, alpha=3, beta=1, lam="0.1")
 def test_zero_correction_is_result_3_3_exactly():
     """k = s = 0 in the corrected map gives the printed map bit for bit (float64 and mpf)."""
     for dps in (None, 20):
-        S = srf_setup("tanh", "sin", "1.134", "1.019", "0.97", curvature=True, dps=dps, digits=22 if dps else 16)
+        with workdps(dps or 15):
+            S = srf_setup("tanh", "sin", "1.134", "1.019", "0.97", curvature=True, mp=bool(dps),
+                          digits=22 if dps else 16)
         o = MapOptions(3, 1, 0.1, 0)
         x = tuple(S.w[0] * 0 + v for v in (0.3, 0.2, 0.1, 0.4, 0.5, 0.6, 0.7))
         plain = fp_map(x, S, o)
@@ -47,7 +50,8 @@ def test_dmu0_nodes_against_quadrature():
     """The setup's d mu0/dc = E sigma''(r kappa + sqrt(c) z)/2 at 20 digits, against mpmath quadrature at 40."""
     import mpmath as mp
 
-    S = srf_setup("tanh", "sin", "1.134", "1.019", "0.97", curvature=True, dps=20, digits=22)
+    with workdps(20):
+        S = srf_setup("tanh", "sin", "1.134", "1.019", "0.97", curvature=True, mp=True, digits=22)
     idx = np.argsort([abs(float(k) - 0.7) for k in S.kappa])[0]
     k = S.kappa[idx]
     with mp.workdps(40):

@@ -747,7 +747,8 @@ def test_setup_fixed_gauss_hermite_rules_in_arb():
     Sf = srf_setup("erf(x)", "sin", 1.0, 1.5, 0.5, kappa_nodes=21, inner_nodes=21)
     z, _ = hermegauss(21)
     np.testing.assert_allclose(np.sort(Sf.kappa), z, atol=1e-13)
-    Sm = srf_setup("erf(x)", "sin", 1.0, 1.5, 0.5, kappa_nodes=21, inner_nodes=21, dps=25)
+    with mpmath.workdps(25):
+        Sm = srf_setup("erf(x)", "sin", 1.0, 1.5, 0.5, kappa_nodes=21, inner_nodes=21, digits=16, mp=True)
     assert Sm.mp and Sm.nodes == (21, "GH 21")
     np.testing.assert_allclose(np.sort([float(v) for v in Sm.kappa]), z, atol=1e-13)
     for name in ("mu0", "mu1", "mus2", "h", "h1", "h2"):

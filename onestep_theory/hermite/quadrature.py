@@ -81,12 +81,12 @@ def _legendre_arb(m: int):
     return tuple(p[0] for p in reversed(pairs)), tuple(p[1] for p in reversed(pairs))
 
 
-@cached(maxsize=128)
-def gauss_hermite(n: int, dps: int | None = None):
+def gauss_hermite(n: int, mp: bool = False):
     r"""Probabilists' Gauss–Hermite rule for :math:`\mathbb E\,g(Z)` (weights sum to 1).
 
-    float64 arrays (stable for any ``n``: ``scipy.special.roots_hermitenorm``), or numpy object
-    arrays of ``mpf`` at ``dps`` digits (``mpmath.gauss_quadrature``, Golub–Welsch).
+    float64 arrays (stable for any ``n``: ``scipy.special.roots_hermitenorm``), or (``mp=True``) numpy object
+    arrays of ``mpf`` at the ambient precision (``mpmath.gauss_quadrature``, Golub–Welsch; cached per working
+    precision, read from the context).
 
     >>> z, w = gauss_hermite(3)
     >>> round(float(w @ z**2), 14), round(float(w @ z**4), 14)
@@ -94,17 +94,24 @@ def gauss_hermite(n: int, dps: int | None = None):
     """
     if not isinstance(n, int) or not 1 <= n <= 5000:
         raise InvalidParameterError("nodes", n, "an integer in [1, 5000]")
-    if dps is None:
-        from scipy.special import roots_hermitenorm
+    return _hermite_mp(n) if mp else _hermite64(n)
 
-        z, w = roots_hermitenorm(n)
-        return _readonly(z, w / w.sum())
-    with workdps(dps):
-        xs, ws = mpmath.gauss_quadrature(n, "hermite")
-        s2 = mpmath.sqrt(2)
-        sp_ = mpmath.sqrt(mpmath.pi)
-        z = np.array([s2 * v for v in xs], dtype=object)
-        w = np.array([v / sp_ for v in ws], dtype=object)
+
+@cached(maxsize=128)
+def _hermite64(n: int):
+    from scipy.special import roots_hermitenorm
+
+    z, w = roots_hermitenorm(n)
+    return _readonly(z, w / w.sum())
+
+
+@cached_at_precision(maxsize=128)
+def _hermite_mp(n: int):
+    xs, ws = mpmath.gauss_quadrature(n, "hermite")
+    s2 = mpmath.sqrt(2)
+    sp_ = mpmath.sqrt(mpmath.pi)
+    z = np.array([s2 * v for v in xs], dtype=object)
+    w = np.array([v / sp_ for v in ws], dtype=object)
     return z, w
 
 
@@ -127,7 +134,8 @@ def nodes_per_panel(digits: float, level: int) -> int:
 class NormalRule:
     """Nodes and weights (Gaussian density included) of :func:`normal_rule`.
 
-    ``nodes``/``weights`` are float64 arrays, or tuples of Arb balls when ``dps`` is set.
+    ``nodes``/``weights`` are float64 arrays, or tuples of Arb balls (an Arb rule: ``dps`` records its
+    working digits, None in float64).
     ``mirror`` is True when the rule is symmetric about 0 with ``nodes[i] = -nodes[-1-i]``.
     """
 
@@ -178,7 +186,7 @@ def _march(lo: float, hi: float, soft, hmax: float) -> list:
 
 
 def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level: int = 0, hmax: float = 1.0,
-                arb: bool = False, dps: int | None = None, cache: bool = True, degree: int = 4) -> NormalRule:
+                arb: bool = False, cache: bool = True, degree: int = 4) -> NormalRule:
     r"""Composite Gauss–Legendre rule for :math:`\mathbb E\,g(Z)`, :math:`Z\sim\mathcal N(0,1)`.
 
     Parameters
@@ -197,9 +205,6 @@ def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level
         complex singularity).
     arb : bool
         An Arb rule at the ambient precision (cached per working precision, read from the context).
-    dps : int, optional
-        Working digits of an Arb rule, for a caller that has not set the precision (the sRF layers until they
-        move to ``arb=True``, issue 34); float64 if None and not ``arb``.
     degree : int
         Polynomial growth of the integrand (besides the Gaussian weight) that the tail panels must
         resolve: 4 in the saddle point, ``k`` for a Hermite moment of order ``k``.
@@ -209,19 +214,23 @@ def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level
     >>> round(float(w.sum()), 13), round(float(w @ z**4), 12)
     (1.0, 3.0)
     """
-    if arb:
-        dps = working_digits()
+    args = (tuple(hard), tuple(soft), float(digits), int(level), float(hmax), bool(arb), int(degree))
     if cache:
-        return _normal_rule_cached(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps, int(degree))
-    return _normal_rule(tuple(hard), tuple(soft), float(digits), int(level), float(hmax), dps, int(degree))
+        return (_normal_rule_arb if arb else _normal_rule64)(*args)
+    return _normal_rule(*args)
 
 
 @cached(maxsize=512)
-def _normal_rule_cached(hard, soft, digits, level, hmax, dps, degree):
-    return _normal_rule(hard, soft, digits, level, hmax, dps, degree)
+def _normal_rule64(hard, soft, digits, level, hmax, arb, degree):
+    return _normal_rule(hard, soft, digits, level, hmax, arb, degree)
 
 
-def _normal_rule(hard, soft, digits, level, hmax, dps, degree=4) -> NormalRule:
+@cached_at_precision(maxsize=512)
+def _normal_rule_arb(hard, soft, digits, level, hmax, arb, degree):
+    return _normal_rule(hard, soft, digits, level, hmax, arb, degree)
+
+
+def _normal_rule(hard, soft, digits, level, hmax, arb, degree=4) -> NormalRule:
     if not (hmax > 0 and math.isfinite(hmax)):
         raise InvalidParameterError("hmax", hmax, "a real number > 0")
     L = tail_cutoff(digits * (1 + 0.25 * level))   # the cut-off is refined with the level too
@@ -264,7 +273,7 @@ def _normal_rule(hard, soft, digits, level, hmax, dps, degree=4) -> NormalRule:
     if total > MAX_NODES:
         raise InvalidParameterError("quadrature", total, f"at most {MAX_NODES} nodes",
                                     "the integrand turns on too small a scale for this many digits")
-    if dps is None:
+    if not arb:
         zs, ws = [], []
         for a, b, m in panels:
             xg, wg = gauss_legendre(m)
@@ -277,7 +286,8 @@ def _normal_rule(hard, soft, digits, level, hmax, dps, degree=4) -> NormalRule:
             z = np.concatenate([-z[::-1], z])
             w = np.concatenate([w[::-1], w])
         return NormalRule(z, w, sym, len(panels) * (2 if sym else 1), None)
-    with workdps(dps):
+    dps = working_digits()
+    with workdps(dps):                  # Arb kept in step with mpmath's ambient precision
         def to_arb(v):
             ex = hard_exact.get(v)
             if isinstance(ex, flint.arb):

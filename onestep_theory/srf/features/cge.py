@@ -55,6 +55,8 @@ def cge_coeffs(student, r, c, kappa, *, backend: str | None = None, nodes: int =
             if not as_arb(c) > 0:
                 raise InvalidParameterError("c", c, "a real number > 0")
             k = np.atleast_1d(np.asarray(kappa, dtype=object))
+            # the inner rules' accuracy (a target, not a precision): 3 digits past those wanted, so that their
+            # discretisation error stays below the last digit (as smooth's; docs/theory/numerics.md §3)
             arrs = cge_arb(student, as_arb(r), as_arb(c), [as_arb(v) for v in k.ravel()],
                            backend=backend, nodes=nodes, digits=(digits or dps) + 3, level=level)
             out = tuple(np.array([arb_to_mpf(v) for v in arr], dtype=object).reshape(k.shape) for arr in arrs)
@@ -127,6 +129,8 @@ def cge_values(student, r, c, kappa, *, dps: int | None = None) -> CGEValues:
         kappa = np.array([to_float(k, "kappa") for k in np.atleast_1d(np.asarray(kappa, dtype=object))])
         r, c = to_float(r, "r"), to_float(c, "c")
     vals = [cge_coeffs(student, r, c, kappa, dps=dps, level=lev) for lev in (0, 1)]
+    # the rounding of values computed with dps + guard digits: a term 5 digits below those asked (the guard
+    # digits, less a margin of 5 for the arithmetic of (15) and the conversions), so it never decides the error
     rnd = 1e-15 if dps is None else 10.0 ** -(dps + 5)
     errors = {}
     for name, a, b in zip(("mu0", "mu1", "mustar2"), vals[0], vals[1]):

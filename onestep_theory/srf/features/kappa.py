@@ -16,9 +16,9 @@ import flint
 import mpmath
 import numpy as np
 
-from ...core.caches import cached
+from ...core.caches import cached, cached_at_precision
 from ...core.exact import to_exact, to_float
-from ...core.precision import arb_to_mpf, mpf_to_arb, workdps
+from ...core.precision import arb_to_mpf, asked_digits, mpf_to_arb, workdps, working_digits
 from ...hermite.activation import Activation
 from ...hermite.evaluate import as_arb
 from ...hermite.expressions import breakpoints, is_even, is_odd
@@ -26,7 +26,7 @@ from ...hermite.quadrature import gauss_hermite, normal_rule
 from .cge import cge_arb, cge_curvature, second_derivative
 from .smoothing import default_backend, smooth, smooth_arb
 
-__all__ = ["SRFSetup", "srf_setup", "kappa_features", "GroupSetup", "group_setup"]
+__all__ = ["SRFSetup", "srf_setup", "kappa_features", "GroupSetup", "group_setup", "rule_digits"]
 
 
 @dataclasses.dataclass
@@ -102,22 +102,25 @@ def _mirrored(compute, nodes, mirror: bool, parity: int):
     return tuple(out)
 
 
-def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int = 0, dps: int | None = None,
+def srf_setup(student, teacher, r, c, gamma, *, digits: float | None = None, level: int = 0, mp: bool = False,
               kappa_nodes: int | None = None, inner_nodes: int | None = None, curvature: bool = False) -> SRFSetup:
     r"""Precompute :math:`\mu_0,\mu_1,\mu_\star^2,h,h_1,h_2` on the κ nodes (docs/theory/numerics.md §4).
 
     The κ-rule is :func:`~onestep_theory.quadrature.normal_rule` with the features of
-    :func:`kappa_features` at ``digits`` digits and refinement ``level``; inner expectations use
+    :func:`kappa_features` converged to ``digits`` digits (an accuracy, not a precision: 16 in float64, the
+    digits asked + 2 with ``mp``, :func:`rule_digits`) and refinement ``level``; inner expectations use
     the closed forms (piecewise polynomials) or split, scaled Gauss–Legendre panels in z.  With
-    ``dps`` everything is computed in Arb at ``dps`` working digits and returned as ``mpf`` arrays.
+    ``mp`` everything is computed in Arb at the ambient working precision (call inside the boundary's
+    precision context) and returned as ``mpf`` arrays.
     ``kappa_nodes``/``inner_nodes`` select the fixed Gauss–Hermite rules of the reference notebook
     (docs/theory/srf-theory.md §4.10) instead.  ``curvature=True`` adds ``dmu0``
     (:math:`\partial_c\mu_0=\tfrac12\mathbb E\sigma''`, the same rules; twice-differentiable students only).
-    Cached by all arguments.
+    Cached by all arguments and the working precision.
     """
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
-    if dps is None:
+    digits = rule_digits(mp) if digits is None else digits
+    if not mp:
         r, c, gamma = (to_float(v, n) for v, n in ((r, "r"), (c, "c"), (gamma, "gamma")))
     else:
         # never round: an mpf keeps its precision (mpf(x) would round it to the ambient 53 bits),
@@ -126,16 +129,33 @@ def srf_setup(student, teacher, r, c, gamma, *, digits: float = 16, level: int =
                        for v in (r, c, gamma))
     if curvature:
         second_derivative(s)
-    return _setup_cached(s, t, r, c, gamma, float(digits), int(level), dps, kappa_nodes, inner_nodes, bool(curvature))
+    args = (s, t, r, c, gamma, float(digits), int(level), kappa_nodes, inner_nodes, bool(curvature))
+    return _setup_mp(*args) if mp else _setup64(*args)
+
+
+def rule_digits(mp: bool) -> float:
+    """The accuracy the κ-rule and the inner rules are built for: 16 digits in float64; with ``mp`` the digits
+    asked at the enclosing boundary + 2 (its discretisation error then stays two digits below the last one asked,
+    so that the change between two levels, the error estimate, is not swamped by it; docs/theory/numerics.md §3)."""
+    return asked_digits() + 2 if mp else 16
 
 
 @cached(maxsize=48)
-def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_nodes, curvature=False):
+def _setup64(s, t, r, c, gamma, digits, level, kappa_nodes, inner_nodes, curvature=False):
+    return _setup(s, t, r, c, gamma, digits, level, False, kappa_nodes, inner_nodes, curvature)
+
+
+@cached_at_precision(maxsize=48)
+def _setup_mp(s, t, r, c, gamma, digits, level, kappa_nodes, inner_nodes, curvature=False):
+    return _setup(s, t, r, c, gamma, digits, level, True, kappa_nodes, inner_nodes, curvature)
+
+
+def _setup(s, t, r, c, gamma, digits, level, mp, kappa_nodes, inner_nodes, curvature):
     rf, cf, gf = float(r), float(c), float(gamma)
     hard, soft, hmax = kappa_features(s, t, rf, cf, gf)
     ps, pt = _parity(s), _parity(t)
     inner_gh = dict(backend="gauss-hermite", nodes=inner_nodes) if inner_nodes else {}
-    if dps is None:
+    if not mp:
         if kappa_nodes:
             k, w = gauss_hermite(kappa_nodes)
             mirror = True
@@ -163,12 +183,13 @@ def _setup_cached(s, t, r, c, gamma, digits, level, dps, kappa_nodes, inner_node
                              _parity(second_derivative(s)))[0]
         nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
         return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rf, cf, gf, False, None, nodes, level, digits, dmu0)
-    with workdps(dps):
+    dps = working_digits()
+    with workdps(dps):                            # Arb kept in step with mpmath's ambient precision
         if kappa_nodes:
-            kz, wz = gauss_hermite(kappa_nodes, dps)
+            kz, wz = gauss_hermite(kappa_nodes, mp=True)
             k_arb, w_arb, mirror = [mpf_to_arb(v) for v in kz], [mpf_to_arb(v) for v in wz], True
         else:
-            rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax, dps=dps)
+            rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax, arb=True)
             k_arb, w_arb, mirror = list(rule.nodes), list(rule.weights), rule.mirror
         ra, ca, ga = (as_arb(v) for v in (r, c, gamma))
         rho = (1 - ga * ga).sqrt() if ga * ga < 1 else flint.arb(0)
@@ -230,37 +251,49 @@ class GroupSetup:
         return self.dps is not None
 
 
-def group_setup(student, teacher, spikes, cs, gamma, *, level: int = 0, digits: float = 16,
-                dps: int | None = None) -> GroupSetup:
+def group_setup(student, teacher, spikes, cs, gamma, *, level: int = 0, digits: float | None = None,
+                mp: bool = False) -> GroupSetup:
     r"""The coefficients (32) of docs/theory/srf-theory.md §8 — (15) at :math:`(r\varsigma_j, c_j)` for every group —
     and the teacher's :math:`h,h_1,h_2` on one κ-rule carrying every group's features (cached).
 
-    float64 by default; with ``dps`` the rule and every coefficient are computed in Arb at ``dps`` working
-    digits (call inside the precision context) and returned as mpf object arrays; the parameters then stay
-    exact (SymPy numbers) or keep their mpf precision."""
+    float64 by default (``digits``: the rules' accuracy, :func:`rule_digits` by default); with ``mp`` the rule
+    and every coefficient are computed in Arb at the ambient working precision (call inside the boundary's
+    precision context) and returned as mpf object arrays; the parameters then stay exact (SymPy numbers) or
+    keep their mpf precision."""
     s = Activation.from_any(student, "student")
     t = Activation.from_any(teacher, "teacher")
-    if dps is None:
+    digits = rule_digits(mp) if digits is None else digits
+    if not mp:
         spikes = tuple(to_float(v, "r") for v in spikes)
         cs = tuple(to_float(v, "c") for v in cs)
         gamma = to_float(gamma, "gamma")
     else:
         keep = (lambda v: v if isinstance(v, mpmath.mpf) else to_exact(v))  # noqa: E731
         spikes, cs, gamma = tuple(keep(v) for v in spikes), tuple(keep(v) for v in cs), keep(gamma)
-    return _group_cached(s, t, spikes, cs, gamma, int(level), float(digits), dps)
+    args = (s, t, spikes, cs, gamma, int(level), float(digits))
+    return _group_mp(*args) if mp else _group64(*args)
 
 
 @cached(maxsize=32)
-def _group_cached(s, t, spikes, cs, gamma, level, digits, dps=None):
+def _group64(s, t, spikes, cs, gamma, level, digits):
+    return _group(s, t, spikes, cs, gamma, level, digits, False)
+
+
+@cached_at_precision(maxsize=32)
+def _group_mp(s, t, spikes, cs, gamma, level, digits):
+    return _group(s, t, spikes, cs, gamma, level, digits, True)
+
+
+def _group(s, t, spikes, cs, gamma, level, digits, mp):
     gf = float(gamma)
     hard, soft, hmax = set(), [], 1.0
     for rj, cj in zip(spikes, cs):
         hj, sj, mj = kappa_features(s, t, float(rj), float(cj), gf)
         hard, hmax = hard | set(hj), min(hmax, mj)
         soft += [f for f in sj if f not in soft]
-    rule = normal_rule(tuple(sorted(hard, key=float)), tuple(soft), digits=digits, level=level, hmax=hmax, dps=dps)
-    if dps is not None:
-        return _group_arb(s, t, rule, spikes, cs, gamma, level, digits, dps)
+    rule = normal_rule(tuple(sorted(hard, key=float)), tuple(soft), digits=digits, level=level, hmax=hmax, arb=mp)
+    if mp:
+        return _group_arb(s, t, rule, spikes, cs, gamma, level, digits)
     k, w = rule.nodes, rule.weights
     rho = math.sqrt(max(0.0, 1 - gf * gf))
     mu0, mu1, mus2 = [], [], []
@@ -275,9 +308,11 @@ def _group_cached(s, t, spikes, cs, gamma, level, digits, dps=None):
     return GroupSetup(k, w, np.array(mu0), np.array(mu1), np.array(mus2), h, h1, h2, spikes, cs, gf, level)
 
 
-def _group_arb(s, t, rule, spikes, cs, gamma, level, digits, dps):
-    """The Arb path of :func:`group_setup`: every group's (15) and the teacher's moments on the mirrored rule."""
-    with workdps(dps):
+def _group_arb(s, t, rule, spikes, cs, gamma, level, digits):
+    """The Arb path of :func:`group_setup`: every group's (15) and the teacher's moments on the mirrored rule, at
+    the ambient precision."""
+    dps = working_digits()
+    with workdps(dps):                            # Arb kept in step with mpmath's ambient precision
         karr = np.array(list(rule.nodes), dtype=object)
         ga = as_arb(gamma)
         rho = (1 - ga * ga).sqrt() if ga * ga < 1 else flint.arb(0)

@@ -25,12 +25,12 @@ import warnings
 import mpmath
 import sympy as sp
 
-from ...core.caches import cached
+from ...core.caches import cached, cached_at_precision
 from ...core.errors import HypothesisError, InvalidParameterError
 from ...core.exact import check_range, check_real, to_exact, to_mpf
-from ...core.precision import GUARD_DIGITS, precision, workdps
+from ...core.precision import REFINE_DIGITS, asked_digits, precision, refined, working_digits
 from ...core.results import VouchedResult, provenance
-from ...hermite.activation import Activation
+from ...hermite.activation import Activation, numeric_second_moment
 
 __all__ = ["SRFParams", "srf_params", "srf_params_checked", "resolve_rcg", "NonOddWarning", "row_norm_params"]
 
@@ -73,22 +73,34 @@ def srf_params_checked(student, teacher, alpha0, eta, noise_var=0, *, c_formula:
                        strict_odd: bool = True) -> SRFParams:
     """:func:`srf_params` with an error estimate: the values at ``dps`` + 5 digits compared with an
     independent evaluation at ``dps`` + 15 (quadratures at other tolerances, other working precision)."""
-    lo = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=dps + 5, strict_odd=strict_odd)
-    hi = srf_params(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=dps + 15,
-                    strict_odd=strict_odd)
+    args = _inputs(student, teacher, alpha0, eta, noise_var, c_formula)
+    with precision(dps):                # the boundary
+        return _checked(*args, c_formula, strict_odd)
+
+
+def _checked(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
+    """:func:`srf_params_checked` to the digits asked at the ambient boundary, D (:func:`asked_digits`)."""
+    asked = asked_digits()
+    # the values as a result of D + 5 digits: their own rounding then lies 5 digits below the last digit vouched
+    with refined(5, why="the values, carried 5 digits past those asked"):
+        lo = _values(s, t, a0, et, dv, c_formula, strict_odd)
+    # the reference: REFINE_DIGITS (10) more again, so that the change bounds the values' error
+    with refined(5 + REFINE_DIGITS, why="the reference of the error estimate"):
+        hi = _values(s, t, a0, et, dv, c_formula, strict_odd)
     keys = ("r", "c", "gamma", "mu1", "mu1_check_sq", "mu1_star", "mu2_star")
-    with workdps(dps + 20):
-        lo.errors = {k: float(abs(getattr(lo, k) - getattr(hi, k))) + 10.0 ** -(dps + 4) * max(1.0, abs(float(getattr(lo, k))))
+    with refined(REFINE_DIGITS, why="the change between the two, free of rounding"):
+        lo.errors = {k: float(abs(getattr(lo, k) - getattr(hi, k)))
+                     + 10.0 ** -(asked + 4) * max(1.0, abs(float(getattr(lo, k))))   # the values' rounding, D + 4
                      for k in keys}
-    lo.dps = dps
+    lo.dps = asked
     return lo
 
 
-def _student_constants(student: Activation, dps: int):
-    mu1 = student.coeff(1, dps)  # E[z sigma] = E sigma'
-    m2p = student.deriv_second_moment(dps)
-    with precision(dps):
-        return mu1, m2p - mu1**2
+def _student_constants(student: Activation):
+    """:math:`\\mu_1` and :math:`\\check\\mu_1^2=\\mathbb E\\sigma'^2-\\mu_1^2` at the ambient precision."""
+    mu1 = student.coeffs_mp(1)[1]  # E[z sigma] = E sigma'
+    m2p = numeric_second_moment(student.derivative())
+    return mu1, m2p - mu1**2
 
 
 def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "corrected", dps: int = 20,
@@ -120,6 +132,13 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
     >>> [mpmath.nstr(v, 11) for v in (p.r, p.gamma, p.c)]
     ['1.1340555093', '0.97185444449', '1.0189732005']
     """
+    args = _inputs(student, teacher, alpha0, eta, noise_var, c_formula)
+    with precision(dps):                # the boundary
+        return _values(*args, c_formula, strict_odd)
+
+
+def _inputs(student, teacher, alpha0, eta, noise_var, c_formula) -> tuple:
+    """The checked inputs of Result 3.1: ``(student, teacher, alpha0, eta, noise_var)`` as Activations and exact numbers."""
     if c_formula not in ("corrected", "v1"):
         raise InvalidParameterError("c_formula", c_formula, "'corrected' or 'v1'")
     s = Activation.from_any(student, "student")
@@ -131,24 +150,29 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
                                     "give eta = 0)")
     et = check_range(eta, "eta", 0, MAX_ETA, lo_open=False, hi_open=False)
     dv = check_range(noise_var, "noise_var", 0, None, lo_open=False)
-    _check_odd(s, strict_odd, dps)
-    mu1, mu1c2 = _student_constants(s, dps)
-    with precision(dps):
-        mu1s = t.coeff(1, dps)
-        t_norm2 = t.second_moment(dps)
-        mu2s = t_norm2 + to_mpf(dv, dps)
-        e = to_mpf(et, dps)
-        if et == 0:
-            r, c, g = mpmath.mpf(0), mpmath.mpf(1), mpmath.mpf(0)
-        elif a0 == sp.oo:
-            r, c, g = e * mu1 * abs(mu1s), mpmath.mpf(1), mpmath.mpf(1) if mu1s >= 0 else mpmath.mpf(-1)
-        else:
-            al = to_mpf(a0, dps)
-            g_norm = mpmath.sqrt(mu1s**2 + mu2s / al)
-            g = mu1s / g_norm
-            r = e * mu1 * g_norm
-            inc = e**2 / al * mu2s * mu1c2
-            c = 1 + (inc * mu1**2 if c_formula == "v1" else inc)
+    return s, t, a0, et, dv
+
+
+def _values(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
+    """Result 3.1 at the ambient precision, as a result of the digits asked there (:func:`asked_digits`)."""
+    _check_odd(s, strict_odd)
+    mu1, mu1c2 = _student_constants(s)
+    mu1s = t.coeffs_mp(1)[1]
+    t_norm2 = numeric_second_moment(t)
+    mu2s = t_norm2 + to_mpf(dv)
+    e = to_mpf(et)
+    if et == 0:
+        r, c, g = mpmath.mpf(0), mpmath.mpf(1), mpmath.mpf(0)
+    elif a0 == sp.oo:
+        r, c, g = e * mu1 * abs(mu1s), mpmath.mpf(1), mpmath.mpf(1) if mu1s >= 0 else mpmath.mpf(-1)
+    else:
+        al = to_mpf(a0)
+        g_norm = mpmath.sqrt(mu1s**2 + mu2s / al)
+        g = mu1s / g_norm
+        r = e * mu1 * g_norm
+        inc = e**2 / al * mu2s * mu1c2
+        c = 1 + (inc * mu1**2 if c_formula == "v1" else inc)
+    dps = asked_digits()
     return SRFParams(r=r, c=c, gamma=g, mu1=mu1, mu1_check_sq=mu1c2, mu1_star=mu1s, mu2_star=mu2s,
                      alpha0=a0, eta=et, noise_var=dv, c_formula=c_formula, dps=dps,
                      provenance=provenance(dps=dps, method="closed form",
@@ -156,10 +180,10 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
                                                        "docs/theory/srf-theory.md §2"]))
 
 
-def _check_odd(s: Activation, strict: bool, dps: int) -> None:
+def _check_odd(s: Activation, strict: bool) -> None:
     """Result 3.1 assumes E sigma = E sigma'' = 0 (docs/theory/srf-theory.md §2, Validity)."""
-    mean = s.mean(dps)
-    z_dsig = s.derivative().coeff(1, dps)  # E[z sigma'(z)] = E sigma''
+    mean = s.coeffs_mp(0)[0]
+    z_dsig = s.derivative().coeffs_mp(1)[1]  # E[z sigma'(z)] = E sigma''
     if abs(mean) > 1e-12 or abs(z_dsig) > 1e-12:
         msg = (f"Result 3.1 assumes an odd student (E sigma = {mpmath.nstr(mean, 5)}, "
                f"E sigma'' = {mpmath.nstr(z_dsig, 5)}); the mapping is unvalidated here")
@@ -170,10 +194,11 @@ def _check_odd(s: Activation, strict: bool, dps: int) -> None:
         warnings.warn(msg, NonOddWarning, stacklevel=3)
 
 
-@cached(maxsize=256)
-def _mapping_cached(student, teacher, alpha0, eta, noise_var, c_formula, digits):
-    """:func:`srf_params_checked` cached on its arguments (a sweep resolves the same (r, c, γ) at every point)."""
-    return srf_params_checked(student, teacher, alpha0, eta, noise_var, c_formula=c_formula, dps=digits)
+@cached_at_precision(maxsize=256)
+def _mapping_cached(student, teacher, alpha0, eta, noise_var, c_formula):
+    """:func:`_checked` cached on its arguments and the working precision (a sweep resolves the same (r, c, γ) at
+    every point)."""
+    return _checked(*_inputs(student, teacher, alpha0, eta, noise_var, c_formula), c_formula, True)
 
 
 def resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var=0, c_formula="corrected", strict_odd=True,
@@ -193,25 +218,32 @@ def resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var=0, c_formu
         return rr, cc, gg, None
     if alpha0 is None or eta is None:
         raise InvalidParameterError("alpha0, eta", (alpha0, eta), "both (or r, c, gamma)")
-    # the constants carry GUARD_DIGITS + 2 more digits than asked, with an error estimate from a second
-    # evaluation at 10 more digits; |gamma| is taken inside the precision context (outside it mpmath would
-    # round to 53 bits: issue 21)
-    digits = max(17, (dps or 0) + GUARD_DIGITS + 2)
-    args = (student, teacher, alpha0, eta, noise_var, c_formula, digits)
+    # the boundary (float64: as 5 digits asked).  The constants enter a computation at the working precision, so
+    # they are asked as a result of the working digits + 2 (at least 17 digits: float64's 16 + 1), with an error
+    # estimate from a second evaluation at 10 more digits; |gamma| is taken inside the precision context (outside
+    # it mpmath would round to 53 bits: issue 21)
+    with precision(max(dps or 0, 5)), refined(2, why="the constants: 2 digits past the working precision"):
+        with precision(working_digits()):
+            p = _resolved(student, teacher, alpha0, eta, noise_var, c_formula, strict_odd)
+            with refined(5, why="the precision the values were computed at (srf_params_checked's)"):
+                g = -p.gamma if p.gamma < 0 else +p.gamma
+    return p.r, p.c, g, p
+
+
+def _resolved(student, teacher, alpha0, eta, noise_var, c_formula, strict_odd) -> SRFParams:
+    """Result 3.1 with its errors to the digits asked at the ambient boundary (cached when hashable and odd)."""
+    args = (student, teacher, alpha0, eta, noise_var, c_formula)
     try:
         p = _mapping_cached(*args) if strict_odd else None      # a non-odd student warns at every call
     except TypeError:                                           # an unhashable argument: no cache
         p = None
     if p is None:
-        p = srf_params_checked(*args[:5], c_formula=c_formula, dps=digits, strict_odd=strict_odd)
-    p = dataclasses.replace(p, errors=dict(p.errors))             # the cached object stays unchanged
-    with workdps(digits + 5 + GUARD_DIGITS):     # the precision srf_params_checked evaluated at
-        g = -p.gamma if p.gamma < 0 else +p.gamma
-    return p.r, p.c, g, p
+        p = _checked(*_inputs(*args), c_formula, strict_odd)
+    return dataclasses.replace(p, errors=dict(p.errors))             # the cached object stays unchanged
 
 
-def _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps: int) -> tuple:
-    """(k, s²) of :func:`row_norm_params` at ``dps`` digits."""
+def _row_norm_values(student, teacher, alpha0, eta, noise_var, r) -> tuple:
+    """(k, s²) of :func:`row_norm_params` at the ambient precision."""
     from ...hermite.expressions import is_odd, x
     from ...hermite.moments import he_expect
 
@@ -221,19 +253,18 @@ def _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps: int) -> t
     et = to_exact(eta, "eta")
     if not is_odd(s.expr):
         raise InvalidParameterError("row_norms", s.name, "an odd student (the row-norm derivation uses E sigma'' = 0)")
-    with precision(dps):
-        mu1 = s.coeff(1, dps)
-        he3 = 6 * s.coeff(3, dps)                                 # E[sigma He_3] = E[sigma' He_2] = h_1
-        k = 2 * to_mpf(r, dps) * he3 / mu1
-        if a0 == sp.oo or et == 0:
-            return k, mpmath.mpf(0)
-        sp2z2 = he_expect(sp.diff(s.expr, x) ** 2 * x**2, dps)    # E[sigma'(z)^2 z^2]
-        h2 = sp2z2 - 2 * mu1 * he3 - mu1**2                      # E[h^2], h = (sigma' - mu1) z
-        mu2s = t.second_moment(dps) + to_mpf(to_exact(noise_var, "noise_var"), dps)
-        mu1c2 = s.deriv_second_moment(dps) - mu1**2              # check mu_1^2 = E sigma'^2 - mu_1^2
-        e2, al = to_mpf(et, dps) ** 2, to_mpf(a0, dps)
-        s2 = 4 * e2 * (h2 - he3**2) * mu2s / al + 2 * e2**2 * mu2s**2 * mu1c2**2 / al**2
-        return k, s2
+    mu1 = s.coeffs_mp(1)[1]
+    he3 = 6 * s.coeffs_mp(3)[3]                               # E[sigma He_3] = E[sigma' He_2] = h_1
+    k = 2 * to_mpf(r) * he3 / mu1
+    if a0 == sp.oo or et == 0:
+        return k, mpmath.mpf(0)
+    sp2z2 = he_expect(sp.diff(s.expr, x) ** 2 * x**2, asked_digits())    # E[sigma'(z)^2 z^2], to the digits asked
+    h2 = sp2z2 - 2 * mu1 * he3 - mu1**2                      # E[h^2], h = (sigma' - mu1) z
+    mu2s = numeric_second_moment(t) + to_mpf(to_exact(noise_var, "noise_var"))
+    mu1c2 = numeric_second_moment(s.derivative()) - mu1**2   # check mu_1^2 = E sigma'^2 - mu_1^2
+    e2, al = to_mpf(et) ** 2, to_mpf(a0)
+    s2 = 4 * e2 * (h2 - he3**2) * mu2s / al + 2 * e2**2 * mu2s**2 * mu1c2**2 / al**2
+    return k, s2
 
 
 @cached(maxsize=64)
@@ -254,8 +285,14 @@ def row_norm_params(student, teacher, alpha0, eta, noise_var, r, dps: int = 15) 
     >>> round(float(k), 6), round(float(s2), 6)
     (-1.361511, 0.039002)
     """
-    lo = _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps + GUARD_DIGITS)
-    hi = _row_norm_values(student, teacher, alpha0, eta, noise_var, r, dps + GUARD_DIGITS + 10)
-    errs = {name: float(abs(a - b)) + 10.0 ** -(dps + GUARD_DIGITS) * max(1.0, abs(float(b)))
-            for name, a, b in (("k", lo[0], hi[0]), ("s2", lo[1], hi[1]))}
+    # the values as a result of dps + guard digits (the digits the saddle point that uses them works at), the
+    # reference REFINE_DIGITS more again
+    with precision(dps), precision(working_digits()):
+        lo = _row_norm_values(student, teacher, alpha0, eta, noise_var, r)
+        with refined(why="the reference of the error estimate"):
+            hi = _row_norm_values(student, teacher, alpha0, eta, noise_var, r)
+        unit = 10.0 ** -asked_digits()         # the values' rounding at the digits they were asked to
+    with mpmath.workprec(53):                  # |lo - hi| rounded to float64 (whatever the caller's precision)
+        errs = {name: float(abs(a - b)) + unit * max(1.0, abs(float(b)))
+                for name, a, b in (("k", lo[0], hi[0]), ("s2", lo[1], hi[1]))}
     return lo[0], lo[1], errs

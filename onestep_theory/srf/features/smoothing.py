@@ -27,9 +27,9 @@ import flint
 import numpy as np
 import sympy as sp
 
-from ...core.caches import cached
+from ...core.caches import cached, cached_at_precision, disk_cached
 from ...core.errors import InvalidParameterError
-from ...core.precision import arb_to_mpf, mpf_to_arb, precision, workdps
+from ...core.precision import arb_to_mpf, mpf_to_arb, precision, workdps, working_digits
 from ...hermite.activation import Activation
 from ...hermite.evaluate import arb_callable, arb_callable_n, as_arb
 from ...hermite.expressions import breakpoints, pieces, x
@@ -81,6 +81,7 @@ _A, _S = sp.symbols("a s", real=True)
 
 
 @cached(maxsize=256)
+@disk_cached("smoothing_closed_form")
 def smoothing_closed_form(expr: sp.Expr):
     r"""Exact :math:`(\mathbb E f(a+sZ),\ \mathbb E[Zf(a+sZ)],\ \mathbb E f(a+sZ)^2)` in the symbols ``a, s``, or None.
 
@@ -132,9 +133,10 @@ def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int |
     if backend == "gauss-hermite" and breakpoints(act.expr):
         raise InvalidParameterError("backend", backend, "'exact' or 'panels' for a kinked function (docs/theory/hermite.md §5.5)")
     if dps is not None:
-        with precision(dps):
-            res = _smooth_arb(act, a, s, backend, flint.ctx.dps, digits if digits is not None else dps + 3, level,
-                              nodes)
+        with precision(dps):             # the boundary: Arb and mpmath at dps + guard digits
+            # the rule's accuracy (a target, not a precision): 3 digits past those asked, so that its
+            # discretisation error stays below the last digit asked (docs/theory/numerics.md §3)
+            res = _smooth_arb(act, a, s, backend, digits if digits is not None else dps + 3, level, nodes)
             return tuple(_to_mpf_array(v) for v in res)
     a = np.asarray(a, dtype=float)
     s = float(s)
@@ -178,28 +180,28 @@ def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int |
     return tuple(o.reshape(a.shape) for o in out)
 
 
-@cached(maxsize=256)
-def _poly_pieces_arb(expr: sp.Expr, square: bool, dps: int):
-    """Pieces (lo, hi, coefficients) of a piecewise polynomial as Arb values at ``dps`` digits."""
+@cached_at_precision(maxsize=256)
+def _poly_pieces_arb(expr: sp.Expr, square: bool):
+    """Pieces (lo, hi, coefficients) of a piecewise polynomial as Arb values at the ambient precision."""
     out = []
-    with workdps(dps):
-        for lo, hi, g in pieces(expr):
-            gg = sp.expand(g**2 if square else g)
-            cs = [arb_callable(cf)(flint.arb(0)) for cf in reversed(sp.Poly(gg, x).all_coeffs())] if gg != 0 else []
-            lo_a = None if lo == -sp.oo else arb_callable(lo)(flint.arb(0))
-            hi_a = None if hi == sp.oo else arb_callable(hi)(flint.arb(0))
-            out.append((lo_a, hi_a, cs))
+    for lo, hi, g in pieces(expr):
+        gg = sp.expand(g**2 if square else g)
+        cs = [arb_callable(cf)(flint.arb(0)) for cf in reversed(sp.Poly(gg, x).all_coeffs())] if gg != 0 else []
+        lo_a = None if lo == -sp.oo else arb_callable(lo)(flint.arb(0))
+        hi_a = None if hi == sp.oo else arb_callable(hi)(flint.arb(0))
+        out.append((lo_a, hi_a, cs))
     return tuple(out)
 
 
-def _smooth_arb(act, a, s, backend, dps, digits, level, nodes):
-    """Arb version of :func:`smooth` (numpy object arrays of Arb balls)."""
+def _smooth_arb(act, a, s, backend, digits, level, nodes):
+    """Arb version of :func:`smooth` (numpy object arrays of Arb balls) at the ambient precision."""
     a_arr = np.atleast_1d(np.asarray(a, dtype=object))
     out = [np.empty(a_arr.shape, dtype=object) for _ in range(3)]
-    with workdps(dps):
+    with workdps(flint.ctx.dps):          # mpmath in step with Arb's ambient precision
         s = as_arb(s)
         av_list = [as_arb(v) for v in a_arr.ravel()]
-        off = mpf_to_arb(act.raw_mean(dps)) if act.center else flint.arb(0)
+        # the centring offset c_0 is a boundary value: asked to the working digits (Activation adds its guard)
+        off = mpf_to_arb(act.raw_mean(working_digits())) if act.center else flint.arb(0)
         if s == 0:
             fn = arb_callable(act.expr)
             res = []
@@ -207,7 +209,7 @@ def _smooth_arb(act, a, s, backend, dps, digits, level, nodes):
                 fv = _eval_piecewise_arb(act, av) - off
                 res.append((fv, flint.arb(0), fv * fv))
         elif backend == "exact":
-            p1, p2 = _poly_pieces_arb(act.expr, False, dps), _poly_pieces_arb(act.expr, True, dps)
+            p1, p2 = _poly_pieces_arb(act.expr, False), _poly_pieces_arb(act.expr, True)
             res = []
             for av in av_list:
                 m = []
@@ -235,16 +237,16 @@ def _smooth_arb(act, a, s, backend, dps, digits, level, nodes):
             hmax = min(1.0, 1.0 / float(s))
             shared = None
             if backend == "gauss-hermite":
-                zg, wg = gauss_hermite(nodes, dps)
+                zg, wg = gauss_hermite(nodes, mp=True)
                 shared = ([mpf_to_arb(v) for v in zg], [mpf_to_arb(v) for v in wg])
             elif not kinks:
-                rule = normal_rule(digits=digits, level=level, hmax=hmax, dps=dps)
+                rule = normal_rule(digits=digits, level=level, hmax=hmax, arb=True)
                 shared = (rule.nodes, rule.weights)
             res = []
             for av in av_list:
                 if shared is None:
                     rule = normal_rule(hard=tuple((b - av) / s for b in kinks), digits=digits, level=level,
-                                       hmax=hmax, dps=dps, cache=False)
+                                       hmax=hmax, arb=True, cache=False)
                     zs, ws = rule.nodes, rule.weights
                 else:
                     zs, ws = shared
@@ -270,8 +272,7 @@ def smooth_arb(act, a, s, *, backend: str | None = None, digits: float | None = 
     """
     act = Activation.from_any(act)
     backend = backend or default_backend(act)
-    return _smooth_arb(act, a, s, backend, flint.ctx.dps, digits if digits is not None else flint.ctx.dps, level,
-                       nodes)
+    return _smooth_arb(act, a, s, backend, digits if digits is not None else flint.ctx.dps, level, nodes)
 
 
 @cached(maxsize=256)

@@ -27,7 +27,7 @@ import math
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, float_in
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import precision
+from ...core.precision import asked_digits, precision
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from ...hermite.expressions import is_odd, x
@@ -142,8 +142,18 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
         check_kgroup_work(red.K, dps)             # bounded work, before the mapping's digits are computed
     refs = ["[CPDKLZL24] Sec. 4.4, App. D, (32)", "[DPCKLL24] arXiv:2410.18938", "docs/theory/srf-theory.md §8"]
     if reduce and red.K == 1:
-        return _reduced(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta,
-                        c_formula, strict_odd, tol, dps)
+        with precision(dps or 15):
+            rr, cc, gg, _ = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd,
+                                        dps)
+            gp = group_params(rr, cc, red)
+        r1, c1 = gp[0]
+        t1 = teacher
+        if float(r1) < 0:      # negative spike (non-odd sigma): v -> -v, i.e. the teacher reflected (§8, Package)
+            ta = Activation.from_any(teacher, "teacher")
+            t1, r1 = Activation(ta.expr.subs(x, -x), ta.center, f"{ta.name}(-x)"), -r1
+        sol = srf_solve(student, t1, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, r=r1, c=c1, gamma=gg,
+                        tol=tol, dps=dps)
+        return _reduced(sol, rd, red, refs, gp, rr, cc, gg, alpha, beta, lam, noise_var)
     if prior == "finite-w":
         rr, cc, gg, _ = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd)
         gp = group_params(float(rr), float(cc), red)
@@ -161,8 +171,9 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
                     "discretisation": main["disc"], "solver": main["solv"]}, reduced=None,
             provenance=provenance(method="finite-W K-group saddle point on sampled bulks", references=refs),
             **_common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental=True))
-    return _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta,
-                       c_formula, strict_odd, tol or 1e-10, dps, max_iter, progress)
+    with precision(dps or 15):        # the boundary of the asymptotic prior (float64 too: the mapping's digits)
+        return _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta,
+                           c_formula, strict_odd, tol or 1e-10, dps is not None, max_iter, progress)
 
 
 def _common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental):
@@ -172,19 +183,10 @@ def _common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental):
                 beta=beta, lam=lam, noise_var=noise_var, experimental=experimental)
 
 
-def _reduced(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta, c_formula,
-             strict_odd, tol, dps):
-    """A readout of one group after the reductions of §8: the single-group solver at :math:`(r\varsigma, c_\varsigma)`."""
-    with precision(dps or 15):
-        rr, cc, gg, _ = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd, dps)
-        gp = group_params(rr, cc, red)
-    r1, c1 = gp[0]
-    t1 = teacher
-    if float(r1) < 0:      # negative spike (non-odd sigma): v -> -v, i.e. the teacher reflected (§8, Package)
-        ta = Activation.from_any(teacher, "teacher")
-        t1, r1 = Activation(ta.expr.subs(x, -x), ta.center, f"{ta.name}(-x)"), -r1
-    sol = srf_solve(student, t1, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, r=r1, c=c1, gamma=gg,
-                    tol=tol, dps=dps)
+def _reduced(sol, rd, red, refs, gp, rr, cc, gg, alpha, beta, lam, noise_var):
+    """A readout of one group after the reductions of §8: the single-group solution ``sol`` at
+    :math:`(r\varsigma, c_\varsigma)` (:func:`~onestep_theory.srf.single.solve.srf_solve`, the boundary)."""
+    dps = sol.dps
     return GroupSolution(test_error=sol.test_error, abs_error=sol.abs_error, digits=sol.digits, method=(
         f"reduced to one group (u = {red.values[0]}): asymptotic single-group saddle point"), per_bulk=[],
         bulk_d=None, bulk_p=None, order=sol.order, m_rank=None, iterations=sol.iterations, residual=sol.residual,
@@ -194,17 +196,18 @@ def _reduced(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c,
 
 
 def _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta, c_formula,
-                strict_odd, tol, dps, max_iter, progress=None):
-    """K >= 2 groups with the asymptotic prior of §8.1 (:func:`~onestep_theory.srf.grouped.kgroup.solve_kgroup`)."""
+                strict_odd, tol, mp, max_iter, progress=None):
+    """K >= 2 groups with the asymptotic prior of §8.1 (:func:`~onestep_theory.srf.grouped.kgroup.solve_kgroup`), at
+    the ambient precision set by :func:`srf_groups`: in mpmath (``mp``, to the digits asked there) or float64."""
     inputs = dict(alpha=alpha, beta=beta, lam=lam, noise_var=noise_var)
-    with precision(dps or 15):
-        rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula,
-                                          strict_odd, dps)
-        gp = group_params(rr, cc, red)
-        out = solve_kgroup(student, teacher, [g[0] for g in gp], [g[1] for g in gp], gg, red.fractions,
-                           alpha=float_in(alpha, "alpha"), beta=float_in(beta, "beta"), lam=float_in(lam, "lam"),
-                           noise_var=float_in(noise_var, "noise_var", strict=False), tol=tol, dps=dps,
-                           inputs=inputs, max_iter=max_iter, progress=progress)
+    dps = asked_digits() if mp else None        # the digits asked at the boundary
+    rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula,
+                                      strict_odd, dps)
+    gp = group_params(rr, cc, red)
+    out = solve_kgroup(student, teacher, [g[0] for g in gp], [g[1] for g in gp], gg, red.fractions,
+                       alpha=float_in(alpha, "alpha"), beta=float_in(beta, "beta"), lam=float_in(lam, "lam"),
+                       noise_var=float_in(noise_var, "noise_var", strict=False), tol=tol, mp=mp,
+                       inputs=inputs, max_iter=max_iter, progress=progress)
     errors = {k: v for k, v in out.errors.items() if k != "test_error"}
     value = out.test_error
     err = out.errors["test_error"]

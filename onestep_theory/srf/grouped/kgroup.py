@@ -19,7 +19,7 @@ import numpy as np
 
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import to_exact, to_mpf
-from ...core.precision import EPS64, Target, error_of, refine, working_digits
+from ...core.precision import EPS64, Target, asked_digits, error_of, refine, working_digits
 from ...core.results import VouchedResult, provenance
 from ..features.kappa import GroupSetup, group_setup
 from ..single.saddle import DomainError
@@ -147,19 +147,21 @@ def check_kgroup_work(K: int, dps) -> None:
 
 
 def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta, lam, noise_var, tol,
-                 dps=None, inputs=None, x0=None, max_iter=5000, progress=None) -> KGroupFit:
+                 mp=False, inputs=None, x0=None, max_iter=5000, progress=None) -> KGroupFit:
     r"""Solve the asymptotic K-group saddle point and estimate the error of the test error (25).
 
     float64 first (hybrid Powell, :func:`~onestep_theory.srf.single.solvers.solve_packed`) on the level-0 κ-rule, then
-    chord Newton on refined rules — in float64, or with ``dps`` in mpmath on rules computed in Arb (call inside
-    the precision context with ``dps`` + guard digits; ``inputs`` then holds α, β, λ, Δ as exact numbers) —
-    until the change between two levels meets the target (``tol``, or :math:`10^{-\mathrm{dps}}`, relative).
+    chord Newton on refined rules — in float64, or with ``mp`` in mpmath on rules computed in Arb at the ambient
+    working precision (call inside the boundary's precision context, :func:`~onestep_theory.core.precision.precision`
+    with the digits asked D; ``inputs`` then holds α, β, λ, Δ as exact numbers) —
+    until the change between two levels meets the target (``tol``, or :math:`10^{-D}`, relative).
     Error of the last level: change from the previous level + the solver's last correction (propagated to (25)
     through the gradient of (25), every term taken with its absolute value) + rounding amplified by the condition
     of the fixed point.  The work is bounded before it starts (:func:`kgroup_work` at most
     :data:`MAX_KGROUP_WORK`, else InvalidParameterError); ``progress(i, n)`` is called after each refinement
     level.  Returns a :class:`KGroupFit`; raises ConvergenceError when the target is not met."""
     K = len(spikes)
+    dps = asked_digits() if mp else None        # the digits asked at the enclosing boundary
     check_kgroup_work(K, dps)
     layout = StateLayout(K)
     pis_f = np.array([float(f) for f in fractions])
@@ -180,20 +182,21 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
         raise ConvergenceError("asymptotic K-group saddle point: singular Jacobian at the fixed point", fev) from None
     cond = max(1.0, float(np.linalg.norm(Jg_inv, np.inf)))
     if dps is None:
-        o, target, unit, digits, tol_step, steps = of, tol, EPS64, 16, 1e-15, 8
+        o, target, unit, tol_step, steps = of, tol, EPS64, 1e-15, 8
     else:
-        wd = working_digits()                   # set by the caller's boundary, precision(dps)
+        wd = working_digits()                   # set by the caller's boundary, precision(D)
         al, be, la, nv = (to_mpf(to_exact(inputs[k], k)) for k in ("alpha", "beta", "lam", "noise_var"))
         o = KGroupData(al, be, la, nv, np.array([to_mpf(to_exact(f)) for f in fractions], dtype=object),
                        np.array([c if isinstance(c, mpmath.mpf) else to_mpf(to_exact(c)) for c in cs], dtype=object))
         x = np.array([mpmath.mpf(float(v)) for v in x], dtype=object)
-        target, unit, digits = 10.0 ** -dps, 10.0 ** -(wd - 1), dps + 2
+        # the rounding unit one digit above the working precision's (the map's sums over the κ nodes), Newton's
+        # step tolerance three above it (as srf_solve's polish: docs/theory/numerics.md §5)
+        target, unit = 10.0 ** -dps, 10.0 ** -(wd - 1)
         tol_step, steps = mpmath.mpf(10) ** -(wd - 3), 40
     Jm = None if dps is None else np.array([[mpmath.mpf(float(v)) for v in row] for row in Jg_inv], dtype=object)
 
     def step(lev, prev):
-        G = G0 if (dps is None and lev == 0) else group_setup(student, teacher, spikes, cs, gamma, level=lev,
-                                                              digits=digits, dps=None if dps is None else wd)
+        G = G0 if (dps is None and lev == 0) else group_setup(student, teacher, spikes, cs, gamma, level=lev, mp=mp)
         xl, n, last, vals, residual = _polish(lambda y: kgroup_map(y, G, o, layout), x if prev is None else prev[0],
                                               Jm if Jm is not None else Jg_inv, tol_step, steps)
         solver = float(sum(abs(float(g) * float(d)) for g, d in zip(grad, last)))

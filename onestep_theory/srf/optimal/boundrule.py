@@ -134,7 +134,7 @@ def _slopes_on(S, student, teacher, r, c, gamma, direction, digits, level, wd, l
         return (dr * S.kappa + db) * S.mu1, None
     s = Activation.from_any(student, "student")
     d2 = Activation(sp.diff(s.expr, x, 2), False, f"({s.name})''")
-    S2 = srf_setup(d2, teacher, r, c, gamma, digits=digits, level=level, dps=wd)
+    S2 = srf_setup(d2, teacher, r, c, gamma, digits=digits, level=level, mp=wd is not None)
     if len(S2.kappa) != len(S.kappa) or S2.kappa[0] != S.kappa[0] or S2.kappa[-1] != S.kappa[-1]:
         raise ConvergenceError("bounds: the kappa-rule of sigma'' differs from sigma's (analytic slope unavailable)")
     a = dr * S.kappa + db
@@ -199,7 +199,7 @@ def _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap,
     norm2 = float(t.second_moment(20)) if dps is None else t.second_moment(wd + 2)
 
     def step(level, prev):
-        S = srf_setup(student, teacher, r, c, gamma, digits=digits, level=level, dps=wd)
+        S = srf_setup(student, teacher, r, c, gamma, digits=digits, level=level, mp=wd is not None)
         if dps is None:
             dmu = None if direction is None else _slopes_on(S, student, teacher, r, c, gamma, direction, digits,
                                                             level, wd, 1 in which)

@@ -175,7 +175,7 @@ def _ev(s, branches, kappa, level, dps):
     t = branches[0] if kappa >= 0 else branches[1]
     with precision(dps or 5):          # abs() of an mpf rounds to the context: keep every digit of κ
         wd = None if dps is None else working_digits()
-        S = srf_setup(s, t, abs(kappa), 1, 1, digits=16 if dps is None else dps + 2, level=level, dps=wd)
+        S = srf_setup(s, t, abs(kappa), 1, 1, digits=16 if dps is None else dps + 2, level=level, mp=wd is not None)
         sqrt = mpmath.sqrt if S.mp else math.sqrt
         eps = 1e-15 if dps is None else mpmath.mpf(10) ** -(wd - 2)
         d = S.h - S.mu0

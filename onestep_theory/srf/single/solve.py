@@ -24,7 +24,7 @@ import numpy as np
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, float_in, to_exact, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import EPS64, Target, precision, refine, working_digits
+from ...core.precision import EPS64, Target, asked_digits, precision, refine, working_digits
 from ...core.results import digits_of, provenance
 from ...hermite.activation import Activation
 from ...hermite.expressions import breakpoints
@@ -87,11 +87,11 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
                  SRFOptions.build(options, option_overrides), init, setup)
     fl = _solve_float(p)
     if p.dps is None:
-        out = _refine(p, fl, p.o, None)
+        out = _refine(p, fl, p.o, mp=False)
         method = f"{fl.status} + chord Newton (float64), error from refined discretisation"
     else:
-        with precision(p.dps):
-            out = _refine(p, fl, _mp_options(p), working_digits())
+        with precision(p.dps):           # the boundary: the polish and its rules at dps + guard digits
+            out = _refine(p, fl, _mp_options(p), mp=True)
         method = (f"{fl.status} (float64), chord-Newton polish in mpmath on Arb rules, error from refined "
                   "discretisation")
     return _solution(p, fl, out, method)
@@ -120,7 +120,8 @@ class _Problem:
 
 def _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta, tol, dps, opt, init,
              setup) -> _Problem:
-    """Every input checked (InvalidParameterError naming it) before any work, (r, c, γ) resolved."""
+    """Every input checked (InvalidParameterError naming it) before any work, (r, c, γ) resolved: the validation
+    step of the boundary :func:`srf_solve` (``dps``, the digits asked, is checked here and kept in the problem)."""
     al, be, la = (float_in(v, n) for v, n in ((alpha, "alpha"), (beta, "beta"), (lam, "lam")))
     nv = float_in(noise_var, "noise_var", strict=False)
     if tol is not None:
@@ -136,9 +137,14 @@ def _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0,
                    tuple(np.asarray(a, dtype=float) for a in opt.empirical) if opt.empirical is not None else None,
                    opt.cross_term, opt.mp_method)
     if opt.loss is not None:
-        _general_loss(o, opt, teacher, dps, noise_var)
-    rn = None if opt.row_norms is False else _row_norms(opt, mapping, student, teacher, alpha0, eta, noise_var,
-                                                        rr, dps)
+        if dps is not None:
+            raise InvalidParameterError("dps", dps, f"None with the {opt.loss.name} loss (the general channel is "
+                                        "float64)")
+        _general_loss(o, opt, teacher, noise_var)
+    rn = None
+    if opt.row_norms is not False:
+        with precision(dps or 15):       # the row norms' digits: those asked (15 for the float64 path)
+            rn = _row_norms(opt, mapping, student, teacher, alpha0, eta, noise_var, rr)
     if rn is not None:
         o.row_norms = (float(rn[0]), float(rn[1]))
     if opt.spectrum == "trained":        # docs/theory/trained-bulk.md §5
@@ -149,10 +155,8 @@ def _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0,
                     init is None, setup)
 
 
-def _general_loss(o, opt, teacher, dps, noise_var):
+def _general_loss(o, opt, teacher, noise_var):
     """The general channel of docs/theory/srf-theory.md §4.9, §13 (float64, noiseless, default numerics)."""
-    if dps is not None:
-        raise InvalidParameterError("dps", dps, f"None with the {opt.loss.name} loss (the general channel is float64)")
     if o.noise_var != 0:
         raise InvalidParameterError("noise_var", noise_var, f"0 with the {opt.loss.name} loss (labels are the "
                                     "teacher's values)")
@@ -163,8 +167,9 @@ def _general_loss(o, opt, teacher, dps, noise_var):
     o.teacher_kinks = tuple(float(b) for b in breakpoints(t.expr))
 
 
-def _row_norms(opt, mapping, student, teacher, alpha0, eta, noise_var, rr, dps):
-    """``(k, s2, errors)`` of the row-norm correction (docs/theory/srf-theory.md §4.11)."""
+def _row_norms(opt, mapping, student, teacher, alpha0, eta, noise_var, rr):
+    """``(k, s2, errors)`` of the row-norm correction (docs/theory/srf-theory.md §4.11) to the digits asked at the
+    ambient boundary."""
     bad = ("the general loss" if opt.loss is not None else f"spectrum={opt.spectrum!r}" if opt.spectrum != "mp" else
            "the notebook's fixed rules" if (opt.kappa_nodes or opt.inner_nodes) else None)
     if bad:
@@ -174,25 +179,24 @@ def _row_norms(opt, mapping, student, teacher, alpha0, eta, noise_var, rr, dps):
         if mapping is None:
             raise InvalidParameterError("row_norms", True, "alpha0 and eta (the correction is a property of the "
                                         "network's step), or an explicit (k, s2)")
-        return row_norm_params(student, teacher, alpha0, eta, noise_var, rr, dps or 15)
-    with precision(dps or 15):          # an explicit heterogeneity (k, s2): exact, no error of its own
-        return (*(_mpf_exact(v, n) for v, n in zip(opt.row_norms, ("row_norms k", "row_norms s2"))),
-                {"k": 0.0, "s2": 0.0})
+        return row_norm_params(student, teacher, alpha0, eta, noise_var, rr, asked_digits())
+    # an explicit heterogeneity (k, s2): exact, no error of its own
+    return (*(_mpf_exact(v, n) for v, n in zip(opt.row_norms, ("row_norms k", "row_norms s2"))),
+            {"k": 0.0, "s2": 0.0})
 
 
-def _level_setup(p: _Problem, level, wd=None):
-    """The κ-rule of ``level``: float64, or (``wd``: the working digits) in Arb; the ``setup`` given is used at
-    its own level in float64."""
+def _level_setup(p: _Problem, level, mp=False):
+    """The κ-rule of ``level``: float64, or (``mp``) in Arb at the ambient working precision; the ``setup`` given
+    is used at its own level in float64."""
     opt, (rr, cc, gg) = p.opt, p.rcg
-    if (p.setup is not None and level == p.setup.level and wd is None and not p.setup.mp
+    if (p.setup is not None and level == p.setup.level and not mp and not p.setup.mp
             and (opt.row_norms is False or p.setup.dmu0 is not None)):
         return p.setup
     if opt.kappa_nodes or opt.inner_nodes:
-        f = 2 ** level
-        return srf_setup(p.student, p.teacher, rr, cc, gg, dps=wd, kappa_nodes=(opt.kappa_nodes or 101) * f,
+        f = 2 ** level       # the notebook's fixed rules; a kinked function's inner panels at float64's 16 digits
+        return srf_setup(p.student, p.teacher, rr, cc, gg, digits=16, mp=mp, kappa_nodes=(opt.kappa_nodes or 101) * f,
                          inner_nodes=(opt.inner_nodes or 61) * f)
-    return srf_setup(p.student, p.teacher, rr, cc, gg, digits=16 if wd is None else p.dps + 2, level=level, dps=wd,
-                     curvature=opt.row_norms is not False)
+    return srf_setup(p.student, p.teacher, rr, cc, gg, level=level, mp=mp, curvature=opt.row_norms is not False)
 
 
 @dataclasses.dataclass
@@ -255,17 +259,20 @@ def _polish_on(Sl, xl, o, Jinv, tol, max_steps, notebook):
     return xl, vals0, {k: abs(vals0[k] - vals[k]) + serr[k] for k in vals0}, steps
 
 
-def _refine(p: _Problem, fl: _Float, o, wd):
+def _refine(p: _Problem, fl: _Float, o, mp: bool):
     """The solve on successive rule levels (:func:`~onestep_theory.core.precision.refine`) until the test error's change
-    meets the target: float64 from the first rule (``wd`` None), or from level 0 at ``wd`` working digits.
+    meets the target: float64 from the first rule, or (``mp``) from level 0 at the ambient working precision.
     Each level: ``(level, rule, state, values, solver errors, evaluations)``."""
+    wd = working_digits() if mp else None
     unit = EPS64 if wd is None else 10.0 ** -wd
+    # mpmath: Newton stops when its step is 3 digits above the working precision's unit, the rounding of the
+    # map's sums over the κ nodes (docs/theory/numerics.md §5)
     tol, steps = (1e-15, 8) if wd is None else (mpmath.mpf(10) ** -(wd - 3), 40)
     x0 = fl.x if wd is None else [mpmath.mpf(v) for v in fl.x]
     notebook = p.opt.convergence == "notebook"
 
     def step(lev, prev):
-        Sl = fl.S if (wd is None and lev == fl.S.level) else _level_setup(p, lev, wd)
+        Sl = fl.S if (not mp and lev == fl.S.level) else _level_setup(p, lev, mp)
         return (lev, Sl, *_polish_on(Sl, x0 if prev is None else prev[2], o, fl.Jinv, tol, steps, notebook))
 
     def estimate(coarse, fine):
@@ -273,7 +280,7 @@ def _refine(p: _Problem, fl: _Float, o, wd):
                                                                          fine[1].mp))
         return err, [(fine[3]["test_error"], err["test_error"], Target(p.target))]
 
-    return refine(step, estimate, start=fl.S.level if wd is None else 0, what="sRF saddle point")
+    return refine(step, estimate, start=0 if mp else fl.S.level, what="sRF saddle point")
 
 
 def _solution(p: _Problem, fl: _Float, out, method) -> SRFSolution:
