@@ -6,15 +6,16 @@ standard output, its standard error and the text files it wrote (``--csv``), wit
 ``tests/test_golden_outputs.py`` runs the same commands and compares, character for character.
 
 Why: issue 34 (precision set once) moves how ``dps`` is threaded through the srf layer; its "Done when" requires the
-printed outputs of the README commands to be identical before and after.  The file was generated from revision
-b71f2d1 (the revision before that refactoring), from a frozen worktree of it:
+printed outputs of the README commands to be identical before and after.  The stored file was generated from
+revision b71f2d1 (the revision before that refactoring), from a frozen worktree of it, by this script run from a
+folder where the editable install does not shadow the worktree:
 
     git worktree add /tmp/golden_base b71f2d1
-    cd /tmp && PYTHONPATH=/tmp/golden_base python /tmp/golden_base/../path/to/make_golden_outputs.py
+    cd /tmp && PYTHONPATH=/tmp/golden_base python /work/main/tests/data/make_golden_outputs.py
 
-i.e. ``PYTHONPATH=<checkout> python tests/data/make_golden_outputs.py [--out FILE]`` run from a folder where the
-editable install does not shadow ``<checkout>`` (the script prints the package it imported).  It takes about
-1.5 minutes on one core (each command is a fresh process: ~1.3 s of start-up each).
+(the script prints the package it imported on standard error; check that it is the worktree's).  It takes about
+1.5 minutes of CPU (each command is a fresh process, about 1.3 s of start-up each; 6 minutes of wall-clock time
+on the shared 2-core machine).
 
 Which commands: every deterministic command that README.md, docs/theory/checking.md and docs/theory/conventions.md
 show (as tests/test_readme.py extracts them) and that runs in under ~8 s, plus the precision paths: srf at float64
@@ -22,12 +23,14 @@ and 15/30/50 digits, the K-group theory (``--readout``), the bounds and ``--opti
 its density, hermite/gains/resolvent at 15/30/50, mapping/cge, sweep and check.  Left out: ``reproduce --quick``
 (about 5 minutes), the simulations and studies (minutes; their numbers are seeded but BLAS-dependent, and they are
 not on the precision path), ``store ls`` (it reads the study's store), ``srf --loss logistic`` (40 s) and
-``check --simulate`` (22 s).
+``check --simulate`` (22 s), ``--help`` (its layout follows the terminal's width).
 
 Masks (only fields that change from run to run, never a result): absolute paths of the temporary folder -> ``<TMP>``,
 the package version (``onestep_theory X.Y.Z``, ``"version": ...``), the date/time stamps (ISO dates), and timings
-(``N s``, ``seconds``, ``elapsed``, ``"time"``).  The ``fast`` flag of each command says whether the default test
-suite runs it (in process, through ``cli.main(argv)``) or the slow stage (fresh process).
+(``in N s``, the JSON fields ``seconds``, ``elapsed``, ``time``); on standard error, the progress lines that end in
+``(N s)`` are dropped (whether they show depends on the elapsed time).  No number that is a result is masked.  The
+``fast`` flag of each command says whether the default test suite runs it or the slow stage; both run in process
+(``run_in_process``), the slow ones are the high-precision and the symbolic ``check`` commands.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ README_CMDS = [
             "--lam", "0.5", "--ell", "2", "--symbolic-lambda"]),
     (False, ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1",
              "--beta", "1", "--lam", "1/10", "--dps", "30", "--json"]),
-    (True, ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "3",
-            "--beta", "1", "--lam", "1/10", "--row-norms"]),
+    (False, ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "3",
+             "--beta", "1", "--lam", "1/10", "--row-norms"]),
     (True, ["srf-curve", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alphas",
             "0.2:3:15", "--beta", "1", "--lam", "0.1", "--csv", "curve.csv"]),
     (True, ["bounds", "--student", "tanh", "--teacher", "sin", "--optimize-eta"]),
@@ -85,16 +88,25 @@ README_CMDS = [
              "--student", "tanh", "--teacher", "He1"]),
     (False, ["check", "--latex", r"c=1+\frac{\tilde\eta^2}{\alpha_0}\,\mu_2^\star\,\check\mu_1^2", "--against", "c",
              "--student", "tanh", "--teacher", "sin"]),
+    (False, ["check", "--latex", r"\Lambda_1=\frac{c_{\star,1}^4}{c_{\star,1}^2+\phi(c_\star^2+\sigma_\varepsilon^2)}"
+             r"\Big(-\frac{\partial m_2}{\partial\lambda}\Big)", "--against", "lambda_1", "--student", "tanh",
+             "--teacher", "He1"]),
+    (False, ["check", "--latex",
+             r"\lambda\frac{\psi}{\phi}\left[c_{\star,1}^2 m_2+(c_\star^2-c_{\star,1}^2+\sigma^2)m_1\right]",
+             "--symbol", "sigma=noise", "--against", "train_loss_f0", "--student", "tanh", "--teacher", "He1"]),
     (False, ["sweep", "delta_2", "--student", "relu_centered", "--teacher", "x + (x**2-1)/sqrt(2)", "--over",
             "lam=1e-3:10:40", "--phi", "1", "--psi", "2", "--csv", "out.csv"]),
     (True, ["convert", "--from", "cui24", "--to", "moniri23", "alpha=2", "beta=1/2", "lam=1/10", "--json"]),
     (True, ["gains", "--convention", "cui24", "--alpha", "2", "--beta", "1/2", "--lam", "1/10", "--student", "tanh",
             "--teacher", "He1", "--ell", "1"]),
+    (False, ["check", "--latex", r"\Lambda_1^{\rm slide}=\frac{c_{\star,1}^4}{c_{\star,1}^2+\phi(c_\star^2+"
+             r"\sigma_\varepsilon^2)}\Big(-\frac{\partial m_2}{\partial\lambda}\Big)", "--against", "lambda_1",
+             "--student", "tanh", "--teacher", "He1", "--n", "8"]),
     (False, ["check", "--latex", r"\gamma=\frac{\mu_1^\star}{\sqrt{\mu_1^{\star2}+\mu_2^\star/\alpha_0}}",
              "--against", "gamma", "--student", "tanh", "--teacher", "sin", "--n", "8"]),
-    (True, ["sweep", "lambda_1", "--over", "lam=1e-3:10:5", "--phi", "1", "--psi", "2", "--student",
-            "relu_centered", "--teacher", "x + (x**2-1)/sqrt(2)", "--latex",
-            r"\frac\phi\psi\frac{c_{\star,1}^4}{b^2}\frac{-\partial_\lambda m_2}{m_1^2}"]),
+    (False, ["sweep", "lambda_1", "--over", "lam=1e-3:10:5", "--phi", "1", "--psi", "2", "--student",
+             "relu_centered", "--teacher", "x + (x**2-1)/sqrt(2)", "--latex",
+             r"\frac\phi\psi\frac{c_{\star,1}^4}{b^2}\frac{-\partial_\lambda m_2}{m_1^2}"]),
 ]
 
 SRF = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1", "--beta",
