@@ -1,5 +1,4 @@
-r"""Batched float64 solve of the single-group sRF saddle point at many points at once (docs/theory/numerics.md §4–5,
-§10).
+r"""The single-group sRF saddle point at many float64 points at once (docs/theory/numerics.md §4–5, §10).
 
 Points that share :math:`(r,c,\gamma)` share the κ-rule; the map of Result 3.3 is linear in the node functions, so
 one application to P points is two products of the P×N weights :math:`1/(1+V(\kappa))` and their squares with fixed
@@ -358,10 +357,15 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
         rel = max(m.errors[k] / max(abs(float(getattr(m, k))), 1.0) for k in ("r", "c", "gamma"))
         err = err + 10.0 * cond[rows, None] * rel * np.maximum(1.0, np.abs(vals))
     met &= err[:, -1] <= target * np.abs(vals[:, -1])          # the target, after the growth (srf_solve's order)
+    with np.errstate(all="ignore"):                  # digits_of (exact, by it, near an integer), the residual
+        q = np.log10(np.abs(vals[:, -1]) / err[:, -1])
+        res = np.max(np.abs(vals[:, :7] - xf) / np.maximum(1.0, np.abs(xf)), axis=1).tolist()
+    dig = np.where(np.isfinite(q) & (np.abs(q - np.round(q)) > 1e-9), np.maximum(0, np.floor(q)), -1).astype(int)
     like = None
     for r_, i in enumerate(rows):
         if met[r_]:
-            out[ix[i]] = like = _solution(pts[ix[i]], vals[r_], err[r_], lev[r_], xf[r_], m, (rr, cc, gg),
+            d = int(dig[r_]) if dig[r_] >= 0 else digits_of(vals[r_, -1], float(err[r_, -1]))
+            out[ix[i]] = like = _solution(pts[ix[i]], vals[r_], err[r_], lev[r_], res[r_], d, m, (rr, cc, gg),
                                           rule(lev[r_]).S, opt, evals[i], steps[r_], like)
             X[i] = xf[r_]
     for i in range(len(ix)):                          # what the batch could not certify: the single-point solver
@@ -374,18 +378,17 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
     states.append((coord, {k: tuple(X[i]) for i, k in enumerate(keys)}))
 
 
-def _solution(pt, v, e, lev, x, mapping, rcg, S, opt, evals, steps, like=None):
+def _solution(pt, v, e, lev, res, digits, mapping, rcg, S, opt, evals, steps, like=None):
     """The SRFSolution of one point, with srf_solve's fields.  ``like`` (a solution of the same group: r, c, γ and
     their errors the same, attached): its copy with this point's fields equals a new one (the other fields are
     floats, dicts of floats or inputs, which attaching leaves as they are; tests/test_batch.py) at a fifth of the cost."""
     vals, errors = dict(zip(KEYS, v)), dict(zip(KEYS, e.tolist()))
     if mapping is not None:
         errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
-    te = vals["test_error"]
-    f = dict(test_error=te, abs_error=errors["test_error"], digits=digits_of(te, errors["test_error"]),
+    f = dict(test_error=vals["test_error"], abs_error=errors["test_error"], digits=digits,
              order={k: vals[k] for k in ORDER}, hats={k: vals[k] for k in HATS}, errors=errors, D=vals["D"],
              **{k: pt.get(k, 0) for k in ("alpha", "beta", "lam", "noise_var")}, iterations=int(evals),
-             newton_steps=int(steps), residual=float(np.max(np.abs(v[:7] - x) / np.maximum(1.0, np.abs(x)))),
+             newton_steps=int(steps), residual=res,
              options=dict(c_formula=opt.c_formula, spike_channel=opt.spike_channel, spectrum=opt.spectrum,
                           cross_term=opt.cross_term, kappa_nodes=S.nodes[0], inner=S.nodes[1], level=int(lev),
                           convergence=opt.convergence, damping=opt.damping, row_norms=opt.row_norms))
