@@ -238,3 +238,16 @@ def test_study_csv_and_store_export_through_the_cli(tmp_path):
     ctx, rows = read_csv(exported)
     assert ctx["command"] == f"onestep-theory store export {store} --out {exported}" and len(rows) == 4
     assert ctx["parameters"] == {"action": "export", "path": str(store)}
+
+
+def test_check_report_and_frame_carry_the_context(tmp_path):
+    argv = ["check", "m1", "--against", "m1", "--student", "tanh", "--phi", "1/2", "--psi", "1/3", "--over",
+            "lam=0.1:1", "--n", "2", "--report", tmp_path / "r.json"]
+    cli(argv)
+    d = json.loads((tmp_path / "r.json").read_text())
+    assert d["input"]["parameters"]["phi"] == "1/2" and d["input"]["command"].endswith("r.json")
+    cli(argv[:-1] + [tmp_path / "r.txt"])
+    assert (tmp_path / "r.txt").read_text().startswith("# onestep-theory check m1 --against m1")
+    pytest.importorskip("pandas")
+    frame = sweep("m1", "lam=1:2:2", student="tanh", fixed={"phi": "1/2", "psi": "1/3"}).to_frame()
+    assert frame.attrs["parameters"]["phi"] == "1/2" and "digits" in frame.attrs["method"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from .common import (add_json, add_table, cli_context, command, emit, exact_arg, exact_grid, int_in, output_path,
-                     plot_path, rcg_kw, resolve_args, table_form)
+                     plot_path, rcg_kw, resolve_args, table_form, typed_echo)
 from .srf import empirical_bulk, model_args, rcg_args, solver_kw
 
 __all__ = ["COMMANDS"]
@@ -257,7 +257,8 @@ def _check(args):
                      f"{s['sim_se']:.2g}; z(formula) = {s['z_formula']:+.1f}, z({res.against}) = {s['z_quantity']:+.1f}")
     if args.report:
         with open(args.report, "w") as fh:
-            fh.write(json.dumps(out, indent=1) if args.report.endswith(".json") else "\n".join(lines) + "\n")
+            fh.write(json.dumps(typed_echo(args, out), indent=1) if args.report.endswith(".json") else
+                     "\n".join([f"# {cli_context(args)['command']}"] + lines) + "\n")   # with the command as typed
     emit(args, out, "\n".join(lines))
     return res.exit_code
 

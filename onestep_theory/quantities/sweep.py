@@ -45,12 +45,15 @@ class SweepResult(Result):
         return len(self.rows)
 
     def to_frame(self):
-        """The rows as a pandas DataFrame (parameters and values as floats; pandas is optional)."""
+        """The rows as a pandas DataFrame (parameters and values as floats; pandas is optional); ``attrs`` holds the
+        :meth:`context` (the parameters as typed, the method, the provenance)."""
         try:
             import pandas as pd
         except ImportError:
             raise InvalidParameterError("to_frame", "pandas", "pandas installed (pip install pandas)") from None
-        return pd.DataFrame([{k: _number(v) for k, v in r.items()} for r in self.rows])
+        frame = pd.DataFrame([{k: _number(v) for k, v in r.items()} for r in self.rows])
+        frame.attrs.update(self.context())
+        return frame
 
     def context(self) -> dict:
         """What a CSV or LaTeX table of the sweep carries: the call, the parameters as typed, the method."""
