@@ -45,7 +45,7 @@ def _run_curve(args):
     if param in ("eta", "alpha0"):
         fixed.update(alpha0=args.alpha0, eta=args.eta)
         fixed.pop(param)
-    extra = _curve_overlays(args, param) if args.plot else ()    # checked, a study's points read: before the solves
+    extra = _curve_overlays(args, param)          # checked, a study's points read: before the solves
     sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
     bl = vouched(*best_linear_checked(args.teacher, args.dps), args.dps)
     rows = []
@@ -98,7 +98,15 @@ def _curve_overlays(args, param) -> tuple:
     from ..quantities.figures import Overlay
     from ..quantities.overlays import OVERLAYS_1D, parse_with
 
+    from ..core.errors import InvalidParameterError
+
     names = parse_with(args.with_, OVERLAYS_1D, study=True) if args.with_ is not None else []
+    if names and not args.plot:
+        raise InvalidParameterError("--with", args.with_, "given with --plot FILE")
+    if "row-norms" in names and args.row_norms:
+        raise InvalidParameterError("--with", "row-norms", "a curve without --row-norms (it is the corrected one)")
+    if "bounds" in names and args.r is not None and param in ("eta", "alpha0", "noise_var"):
+        raise InvalidParameterError("--with", "bounds", "a curve over alpha, beta or lam when r, c, gamma are given")
     studies = []
     for w in (n for n in names if n.startswith("study:")):
         from ..study.points import study_points
@@ -106,7 +114,8 @@ def _curve_overlays(args, param) -> tuple:
         given = {k: getattr(args, k) for k in ("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "noise_var")}
         for protocol, pts in study_points(w[6:].strip(), param, given, args.student, args.teacher).items():
             ds = sorted({p[3] for p in pts})
-            studies.append(Overlay(f"study:{protocol}", f"{protocol}, $d={ds[-1] if len(ds) == 1 else 'max'}$"
+            what = {"giant-step": "network", "srf": "sRF simulation"}.get(protocol, protocol)
+            studies.append(Overlay(f"study:{protocol}", f"{what}, $d={ds[-1] if len(ds) == 1 else 'max'}$"
                                    r", $\pm2$ s.e.", x=tuple(p[0] for p in pts), y=tuple(p[1] for p in pts),
                                    yerr=tuple(2 * p[2] for p in pts), kind="points"))
     return [n for n in names if not n.startswith("study:")], studies

@@ -35,7 +35,8 @@ STYLE = {"font.size": 8, "axes.labelsize": 8, "axes.titlesize": 7, "xtick.labels
          "legend.fontsize": 7, "font.family": "STIXGeneral", "mathtext.fontset": "stix", "axes.linewidth": 0.6,
          "lines.linewidth": 1.0, "xtick.major.width": 0.6, "ytick.major.width": 0.6, "xtick.direction": "in",
          "ytick.direction": "in", "hatch.linewidth": 0.5, "hatch.color": "0.25", "legend.frameon": False,
-         "axes.formatter.use_mathtext": True, "savefig.dpi": 300, "figure.dpi": 100}
+         "axes.formatter.use_mathtext": True, "savefig.dpi": 300, "figure.dpi": 100,
+         "pdf.fonttype": 42, "ps.fonttype": 42}          # TrueType in PDF/EPS: journals refuse Type 3 fonts
 
 #: Quantity -> (mathtext label, units); quantities not listed show their description.
 _LABELS = {"test_error": (r"test error $\varepsilon_g$", r"units of $y^2$"),
