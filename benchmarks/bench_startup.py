@@ -10,12 +10,25 @@ the machine that set them); on a slower or loaded machine compare ``case - basel
 What keeps the start-up short (onestep_theory/core/lazy.py, onestep_theory/cli/main.py): the package and
 ``onestep_theory.core`` load their public names on first use; ``onestep-theory`` imports only the module of the
 command that runs; the command modules import the theory inside their handlers.
+
+Ratios to the import floor (issue 35 item 4), measured side by side in the same run: a repeated cold ``srf`` (float64
+and ``--dps 30``) and ``hermite tanh`` against ``python -c "import sympy, numpy, mpmath, scipy.special"`` (the floor
+of the issue) and against the floor of the libraries those commands really load (``+ scipy.optimize, flint``).
+"Repeated cold" is a fresh interpreter whose disk cache of symbolic builds (core/caches.py) was filled by an earlier
+run (here: one unmeasured run into a temporary ``ONESTEP_THEORY_CACHE_DIR``); the ``no cache`` rows set
+``ONESTEP_THEORY_NO_CACHE=1`` (every symbolic build from scratch: the first run after an upgrade).  The machine may be
+shared: the cases run round-robin, ``--repeat`` rounds, and the best (minimum) of each case is reported.
+
+    python benchmarks/bench_startup.py --ratios [--repeat N]
 """
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 PY = sys.executable
@@ -34,6 +47,66 @@ CASES = [
 ]
 
 
+SRF = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1", "--beta", "1",
+       "--lam", "1/10"]
+FLOOR = [PY, "-c", "import sympy, numpy, mpmath, scipy.special"]
+LIBS = [PY, "-c", "import sympy, numpy, mpmath, scipy.special, scipy.optimize, flint"]
+#: (label, argv, disk cache on, target ratio to the floor)
+RATIO_CASES = [
+    ("floor (sympy, numpy, mpmath, scipy.special)", FLOOR, True, None),
+    ("libraries (floor + scipy.optimize, flint)", LIBS, True, None),
+    ("srf (float64)", CLI + SRF, True, 1.5),
+    ("srf --dps 30", CLI + SRF + ["--dps", "30"], True, None),
+    ("hermite tanh", CLI + ["hermite", "tanh"], True, 1.2),
+    ("srf (float64), no cache", CLI + SRF, False, None),
+    ("srf --dps 30, no cache", CLI + SRF + ["--dps", "30"], False, None),
+    ("hermite tanh, no cache", CLI + ["hermite", "tanh"], False, None),
+]
+
+
+def _once(argv, env):
+    """(wall seconds, CPU seconds of the child: user + system, exit message or None)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    p = subprocess.run(argv, capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return dt, cpu, (None if p.returncode == 0 else f"exit {p.returncode}: {p.stderr.strip()[-200:]}")
+
+
+def ratios(repeat):
+    """Best-of-``repeat`` wall and CPU times, cases alternated round-robin, and their ratios to the floor.
+
+    On a shared machine the wall time of a start-up is mostly waiting for a core; the CPU time (user + system of
+    the child) is what the start-up costs, and its ratios are the stable ones (start-up is single-threaded)."""
+    with tempfile.TemporaryDirectory(prefix="onestep-bench-cache-") as cache:
+        # compiled bytecode kept (in the temporary folder), as an installed package has it, also where
+        # PYTHONDONTWRITEBYTECODE is set (it would compile every module of the package at every start)
+        env_on = {**os.environ, "ONESTEP_THEORY_CACHE_DIR": cache, "PYTHONPYCACHEPREFIX": os.path.join(cache, "pyc")}
+        for name in ("ONESTEP_THEORY_NO_CACHE", "PYTHONDONTWRITEBYTECODE"):
+            env_on.pop(name, None)
+        env_off = {**env_on, "ONESTEP_THEORY_NO_CACHE": "1"}
+        for _, argv, on, _ in RATIO_CASES:      # warm the OS file cache and fill the disk cache (unmeasured)
+            _once(argv, env_on if on else env_off)
+        best = {label: [float("inf"), float("inf")] for label, *_ in RATIO_CASES}
+        failed = {}
+        for _ in range(repeat):
+            for label, argv, on, _ in RATIO_CASES:
+                dt, cpu, err = _once(argv, env_on if on else env_off)
+                if err:
+                    failed[label] = err
+                best[label] = [min(best[label][0], dt), min(best[label][1], cpu)]
+    (fw, fc), (lw, lc) = best[RATIO_CASES[0][0]], best[RATIO_CASES[1][0]]
+    print(f"\nratios to the import floor (best of {repeat}, round-robin; wall and CPU = user + system)")
+    print(f"{'case':<44} {'wall s':>7} {'/ floor':>8} {'cpu s':>7} {'/ floor':>8} {'/ libraries':>12} {'target':>7}")
+    for label, _, _, target in RATIO_CASES:
+        w, c = best[label]
+        note = f"  FAILED {failed[label]}" if label in failed else ""
+        print(f"{label:<44} {w:>7.3f} {w / fw:>8.2f} {c:>7.3f} {c / fc:>8.2f} {c / lc:>12.2f} {target or '':>7}{note}")
+    return best
+
+
 def wall(argv, repeat):
     times = []
     for _ in range(repeat):
@@ -48,13 +121,18 @@ def wall(argv, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--ratios", action="store_true", help="only the ratios to the import floor (issue 35)")
     args = ap.parse_args()
+    if args.ratios:
+        ratios(args.repeat)
+        return
     base = None
     print(f"{'case':<76} {'median s':>9} {'- baseline':>11} {'target':>7}")
     for label, argv, target in CASES:
         t = wall(argv, args.repeat)
         base = t if base is None else base
         print(f"{label:<76} {t:>9.3f} {t - base:>11.3f} {target if target else '':>7}")
+    ratios(args.repeat)
 
 
 if __name__ == "__main__":

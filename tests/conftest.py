@@ -1,12 +1,21 @@
+import atexit
 import json
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import mpmath
 import pytest
 
 DATA = pathlib.Path(__file__).parent / "data"
+
+# The disk cache of symbolic builds (onestep_theory/core/caches.py) of the test session, and of the commands it
+# runs, lives in a temporary folder, never in the user's cache; removed at exit.
+os.environ["ONESTEP_THEORY_CACHE_DIR"] = tempfile.mkdtemp(prefix="onestep-test-cache-")
+atexit.register(shutil.rmtree, os.environ["ONESTEP_THEORY_CACHE_DIR"], True)
 
 
 @pytest.fixture(autouse=True)
@@ -22,12 +31,16 @@ def _reset_mpmath_precision():
 @pytest.fixture(autouse=True)
 def _fresh_caches_after_monkeypatch(request):
     """A test that monkeypatches (e.g. a quadrature rule) must not leave cached results computed under the
-    patch for later tests: every package cache is emptied after it."""
-    yield
-    if "monkeypatch" in request.fixturenames:
-        from onestep_theory.core.caches import clear_caches
+    patch for later tests: every package cache is emptied after it, and it runs without the disk cache (which
+    would keep them, or serve a build that skips the patched code)."""
+    if "monkeypatch" not in request.fixturenames:
+        yield
+        return
+    from onestep_theory.core.caches import clear_caches, disk_cache_off
 
-        clear_caches()
+    with disk_cache_off():
+        yield
+    clear_caches()
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ import time
 import warnings
 
 from .. import __version__
+from ..core.caches import disk_cache_off
 from ..core.errors import ConvergenceError, InvalidParameterError, OnestepError, ResourceError
 from .convention import FAMILY, rewrite
 from .common import EXIT_INTERNAL, EXIT_NUMERIC, EXIT_USAGE, OUTPUT_DESTS, Parser, add_debug
@@ -72,12 +73,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                 "[MLHD23, CPDKLZL24]: Hermite layer, spike theory, spiked random features.")
     parser.add_argument("--version", action="version", version=f"onestep-theory {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
+    parser.add_argument("--no-cache", action="store_true", help="build every closed form anew: no disk cache "
+                        "(also ONESTEP_THEORY_NO_CACHE=1; the cache: ONESTEP_THEORY_CACHE_DIR, else the user's cache "
+                        "directory; safe to delete)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (module, help_text) in COMMAND_INDEX.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         if only is not None and name != only:
             continue
         add_debug(p)
+        p.add_argument("--no-cache", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
         setup = importlib.import_module(f".{module}", __package__).COMMANDS[name][1]
         p.set_defaults(_handler=setup(p))
         if name in FAMILY:
@@ -198,7 +203,8 @@ def main(argv=None) -> int:
     # commands with their own progress (repetitions, tasks, experiments) do not get the heartbeat
     beat = sys.stderr.isatty() and name not in OWN_PROGRESS and not getattr(args, "quiet", False)
     try:
-        with warnings.catch_warnings(), Heartbeat(f"onestep-theory {args.command}", beat):
+        with warnings.catch_warnings(), Heartbeat(f"onestep-theory {args.command}", beat), \
+                disk_cache_off(args.no_cache):
             warnings.simplefilter("default")
             warnings.showwarning = one_line
             return args._handler(args)

@@ -17,7 +17,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..core.caches import cached, cached_at_precision
+from ..core.caches import cached, cached_at_precision, disk_cached
 from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
 from ..core.exact import to_exact, to_mpf
 from ..core.precision import asked_digits, precision
@@ -82,17 +82,7 @@ class Activation:
     # ---- coefficients
     def coeff_exact(self, k: int):
         """Exact :math:`c_k` as SymPy expression, or ``None`` if no closed form was found."""
-        if k == 0 and self.center:
-            return sp.Integer(0)
-        if self.center and k % 2 == 0:
-            # sigma - c_0 may be odd although sigma is not (the centred sigmoid): exact zeros
-            c0 = Activation(self.expr, False).coeff_exact(0)
-            if c0 is not None and is_odd(sp.simplify(self.expr - c0)):
-                return sp.Integer(0)
-        v, how = moment_exact(self.expr, k)
-        if v is None:
-            return None
-        return sp.expand(v / math.factorial(k)) if how == RECURSION else tidy(v / math.factorial(k))
+        return _coeff_exact(self.expr, self.center, int(k))
 
     def coeff(self, k: int, dps: int | None = None):
         """:math:`c_k=\\mathbb E[\\sigma\\mathrm{He}_k]/k!`: exact if ``dps is None`` and found, else mpf."""
@@ -210,7 +200,31 @@ def numeric_coeffs(act: Activation, kmax: int) -> tuple:
 
 
 @cached(maxsize=2048)
+@disk_cached("coeff_exact")
+def _coeff_exact(expr: sp.Expr, center: bool, k: int):
+    """Exact :math:`c_k` of ``expr`` (centred or not), or None (:meth:`Activation.coeff_exact`)."""
+    if k == 0 and center:
+        return sp.Integer(0)
+    if center and k % 2 == 0:
+        # sigma - c_0 may be odd although sigma is not (the centred sigmoid): exact zeros
+        c0 = _coeff_exact(expr, False, 0)
+        if c0 is not None and is_odd(sp.simplify(expr - c0)):
+            return sp.Integer(0)
+    v, how = moment_exact(expr, k)
+    if v is None:
+        return None
+    return sp.expand(v / math.factorial(k)) if how == RECURSION else tidy(v / math.factorial(k))
+
+
 def _second_moment_exact(act: Activation):
+    return _second_moment_expr(act.expr, act.center)
+
+
+@cached(maxsize=2048)
+@disk_cached("second_moment_exact")
+def _second_moment_expr(expr: sp.Expr, center: bool):
+    """Exact E sigma(Z)^2 of ``expr`` (centred or not), or None."""
+    act = Activation(expr, center)
     try:
         total = sp.Integer(0)
         for a, b, g in pieces(act.expr):
@@ -244,9 +258,15 @@ def numeric_second_moment(act: Activation):
     return +raw
 
 
-@cached(maxsize=2048)
 def _c_rest_exact(act: Activation, upto: int):
     """Exact sqrt(E s^2 - sum_{k<=upto} k! c_k^2), or None."""
+    return _c_rest_expr(act.expr, act.center, int(upto))
+
+
+@cached(maxsize=2048)
+@disk_cached("c_rest_exact")
+def _c_rest_expr(expr: sp.Expr, center: bool, upto: int):
+    act = Activation(expr, center)
     m2 = _second_moment_exact(act)
     cs = [act.coeff_exact(k) for k in range(upto + 1)]
     if m2 is None or any(c is None for c in cs):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from ..core.caches import cached
+from ..core.caches import cached, disk_cached
 from ..core.precision import workdps
 from ..core.errors import ExpressionError
 
@@ -35,6 +35,7 @@ x = sp.Symbol("x", real=True)
 
 
 @cached(maxsize=512)
+@disk_cached("check_expression")
 def _check_cached(e: sp.Expr) -> str | None:
     """Return None if *e* is admissible, else the reason."""
     extra = e.free_symbols - {x}
@@ -204,6 +205,7 @@ def _select_branch(e: sp.Expr, t) -> sp.Expr:
 
 
 @cached(maxsize=512)
+@disk_cached("pieces")
 def pieces(e: sp.Expr) -> tuple:
     """Split *e* into smooth pieces ``(a, b, g)`` with ``e = g`` on the open interval (a, b).
 

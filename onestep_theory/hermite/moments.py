@@ -13,7 +13,7 @@ from __future__ import annotations
 import mpmath  # noqa: F401  (doctests)
 import sympy as sp
 
-from ..core.caches import cached, register
+from ..core.caches import cached, disk_cached, register
 from ..core.exact import to_mpf
 from ..core.precision import precision
 from .expressions import is_even, is_odd, pieces, x
@@ -113,6 +113,7 @@ def _poly_moments(f: sp.Expr, kmax: int):
 
 
 @cached(maxsize=4096)
+@disk_cached("moment_exact")
 def moment_exact(f: sp.Expr, k: int):
     r"""Exact :math:`\mathbb E[f(Z)\mathrm{He}_k(Z)]` and how it was found, or ``(None, None)``.
 
@@ -175,16 +176,23 @@ def numeric_bundle(f: sp.Expr, kmax: int) -> tuple:
     if hit is not None and hit[0] >= kmax:
         return hit[1][: kmax + 1] + (hit[1][-1],)
     kk = max(kmax, 2)
+    vals = _bundle(f, kk)
+    if len(_BUNDLES) > 4096:
+        _BUNDLES.clear()
+    _BUNDLES[key] = (kk, vals)
+    return vals[: kmax + 1] + (vals[-1],)
+
+
+@disk_cached("numeric_bundle", at_precision=True)
+def _bundle(f: sp.Expr, kk: int) -> tuple:
+    """:func:`numeric_bundle`'s quadrature pass at the ambient precision (it depends on nothing else but ``f`` and
+    ``kk``: kept on disk bit for bit, keyed on the working precision too)."""
 
     def wfun(t, fv):
         return he_values(kk, t) + [fv]
 
     deg = sp.Poly(f, x).degree() if f.is_polynomial(x) else 2
-    vals = tuple(expect_numeric_vec(f, wfun, kk + 2, growth=kk + 2 * deg))
-    if len(_BUNDLES) > 4096:
-        _BUNDLES.clear()
-    _BUNDLES[key] = (kk, vals)
-    return vals[: kmax + 1] + (vals[-1],)
+    return tuple(expect_numeric_vec(f, wfun, kk + 2, growth=kk + 2 * deg))
 
 
 def moments_numeric(f: sp.Expr, ks: tuple) -> tuple:

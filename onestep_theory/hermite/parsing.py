@@ -11,6 +11,7 @@ docs/theory/hermite.md §4 (named activations), docs/theory/numerics.md §1 (bou
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 
 import sympy as sp
 
@@ -27,20 +28,41 @@ def _he_expr(k: int) -> sp.Expr:
     return sp.expand(sp.hermite_prob(k, x))
 
 
-#: Named activations and teachers (docs/theory/hermite.md §4).
-NAMED: dict[str, sp.Expr] = {
-    "tanh": sp.tanh(x),
-    "relu": sp.Max(x, 0),
-    "relu_centered": sp.Max(x, 0) - 1 / sp.sqrt(2 * sp.pi),
-    "sin": sp.sin(x),
-    "erf": sp.erf(x / sp.sqrt(2)),
-    "sign": sp.sign(x),
-    "softplus": sp.log(1 + sp.exp(x)),
-    "sigmoid": 1 / (1 + sp.exp(-x)),
-    "sigmoid_centered": 1 / (1 + sp.exp(-x)) - sp.Rational(1, 2),
-    "linear": x,
-    **{f"He{k}": _he_expr(k) for k in range(1, 10)},
-}
+class _Named(Mapping):
+    """Name -> expression, each built on first use (building them all took ~0.1 s of every start: issue 35)."""
+
+    def __init__(self, builders: dict):
+        self._builders, self._built = builders, {}
+
+    def __getitem__(self, name: str) -> sp.Expr:
+        if name not in self._built:
+            self._built[name] = self._builders[name]()
+        return self._built[name]
+
+    def __iter__(self):
+        return iter(self._builders)
+
+    def __len__(self) -> int:
+        return len(self._builders)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+#: Named activations and teachers (docs/theory/hermite.md §4): a read-only mapping name -> SymPy expression.
+NAMED: Mapping = _Named({
+    "tanh": lambda: sp.tanh(x),
+    "relu": lambda: sp.Max(x, 0),
+    "relu_centered": lambda: sp.Max(x, 0) - 1 / sp.sqrt(2 * sp.pi),
+    "sin": lambda: sp.sin(x),
+    "erf": lambda: sp.erf(x / sp.sqrt(2)),
+    "sign": lambda: sp.sign(x),
+    "softplus": lambda: sp.log(1 + sp.exp(x)),
+    "sigmoid": lambda: 1 / (1 + sp.exp(-x)),
+    "sigmoid_centered": lambda: 1 / (1 + sp.exp(-x)) - sp.Rational(1, 2),
+    "linear": lambda: x,
+    **{f"He{k}": (lambda k=k: _he_expr(k)) for k in range(1, 10)},
+})
 
 def _named_values() -> dict:
     """Named expressions usable inside formulas (``"relu - 1/sqrt(2*pi)"``, ``"He1 + He2/sqrt(2)"``)."""
