@@ -61,7 +61,7 @@ class _Rule:
     def __init__(self, S):
         w, mu0, mu1, ms2, h, h1, h2 = S.w, S.mu0, S.mu1, S.mus2, S.h, S.h1, S.h2
         a, m1s = mu1 * S.kappa, mu1 * mu1
-        self.S, self.c, self.n, self.m1s, self.ms2 = S, float(S.c), len(w), m1s, ms2
+        self.S, self.c, self.n, self.V = S, float(S.c), len(w), np.stack([m1s, ms2])
         self.C1 = np.stack([w * m1s, w * ms2, w * a * h, w * a * mu0, w * a * a, w * mu1 * h1, w * mu0 * h,
                             w * mu0 * mu0], axis=1)
         f = [h2, mu0 * h, a * h, mu0 * mu0, mu0 * a, a * a, mu1 * h1, m1s, ms2, np.ones_like(w)]
@@ -71,7 +71,7 @@ class _Rule:
 
     def moments(self, V1, V2):
         with np.errstate(all="ignore"):
-            inv = 1.0 / (1.0 + np.outer(V1, self.m1s) + np.outer(V2, self.ms2))
+            inv = 1.0 / (1.0 + np.column_stack([V1, V2]) @ self.V)
             return inv @ self.C1, (inv * inv) @ self.C2
 
     def tail(self, x, M, p, spike=True):
@@ -266,7 +266,7 @@ def srf_batch(student, teacher, points, *, tol=None, options=None, dps=None, pro
     for i, pt in enumerate(pts):                       # every input checked before any work
         for j, k in enumerate(("alpha", "beta", "lam", "noise_var")):
             v = pt.get(k, 0 if j == 3 else None)
-            key = (k, v if isinstance(v, (str, int, float)) else repr(v))
+            key = (k, type(v), v if isinstance(v, (str, int, float)) else repr(v))
             par[j, i] = seen[key] if key in seen else seen.setdefault(key, float_in(v, k, strict=j < 3))
         groups.setdefault(tuple(v if isinstance(v, (str, int, float, type(None))) else repr(v)
                                 for v in (pt.get(k) for k in GROUP)), []).append(i)
@@ -336,21 +336,20 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
     if not np.isfinite(X).all(1).any():
         single(len(ix) // 2)
     Jinv, cond, evals = np.full((len(ix), 7, 7), np.nan), np.full(len(ix), np.nan), np.zeros(len(ix), int)
-    fresh = ~np.isfinite(X).all(1)
+    fresh, tried = ~np.isfinite(X).all(1), np.full(X.shape, np.nan)
     for _ in range(4):                                # Newton; a failed row restarts from its nearest solved row
         anchors = np.array(sorted(set(np.nonzero(conv)[0]) | set(solved)), dtype=int)
         for i in (i for i in np.nonzero(fresh & ~conv)[0] if i not in solved and len(anchors)):
             X[i] = X[anchors[np.argmin(np.abs(anchors - i))]]
-        have = np.array([np.isfinite(X[i]).all() and i not in solved for i in range(len(ix))])
-        todo = np.nonzero(have & ~conv)[0]
+        new = np.isfinite(X).all(1) & ~conv & ~(X == tried).all(1)        # never the same start twice
+        todo = np.array([i for i in np.nonzero(new)[0] if i not in solved], dtype=int)
         if not len(todo):
             break
+        tried[todo] = X[todo]
         xs, Ji, cn, ok, ev = _newton(rule(0), X[todo], p[:, todo], spike)
         X[todo[ok]], Jinv[todo[ok]], cond[todo[ok]], conv[todo[ok]] = xs[ok], Ji[ok], cn[ok], True
         evals[todo] += ev
         fresh[todo[~ok]] = True
-        if ok.all() or not ok.any():
-            break
     rows = np.nonzero(conv)[0]
     vals, err, lev, xf, steps, met = _levels(p[:, rows], X[rows], Jinv[rows], cond[rows], rule, target, spike)
     if m is not None:             # grown by the mapping's relative error, amplified by the condition (as srf_solve)
@@ -368,13 +367,14 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
             out[ix[i]] = like = _solution(pts[ix[i]], vals[r_], err[r_], lev[r_], res[r_], d, m, (rr, cc, gg),
                                           rule(lev[r_]).S, opt, evals[i], steps[r_], like)
             X[i] = xf[r_]
-    for i in range(len(ix)):                          # what the batch could not certify: the single-point solver
-        if out[ix[i]] is None and i not in solved:
-            done = [j for j in range(len(ix)) if out[ix[j]] is not None or j in solved]
-            near = min(done, key=lambda j: abs(j - i)) if done else None
-            single(i, None if near is None else tuple(X[near]))
-        if i in solved:
-            out[ix[i]] = solved[i]
+    left = [i for i in range(len(ix)) if out[ix[i]] is None and i not in solved]
+    while left:                         # what the batch could not certify: srf_solve, from the nearest done row on
+        done = [j for j in range(len(ix)) if out[ix[j]] is not None or j in solved]
+        i = min(left, key=lambda i: min((abs(i - j) for j in done), default=0))
+        single(i, tuple(X[min(done, key=lambda j: abs(j - i))]) if done else None)
+        left.remove(i)
+    for i, sol in solved.items():
+        out[ix[i]] = sol
     states.append((coord, {k: tuple(X[i]) for i, k in enumerate(keys)}))
 
 
