@@ -240,7 +240,8 @@ def _figure(plt, width, aspect):
     w = float(width)
     if not 1 <= w <= 20:
         raise InvalidParameterError("--width", width, "inches in [1, 20]")
-    return plt.figure(figsize=(w, w * aspect), layout="constrained")
+    # a wide figure (both columns) keeps about the height of a one-column one
+    return plt.figure(figsize=(w, w * aspect if w <= 4 else max(4 * aspect, 0.42 * w)), layout="constrained")
 
 
 def _save(plt, fig, path, title, dpi):
@@ -307,7 +308,10 @@ def heatmap(path, xs, ys, values, errors, *, names, quantity, fixed=None, studen
         if contours is not None and finite.size and np.ptp(finite) > 0:
             from matplotlib import patheffects
 
-            cs = ax.contour(xs, ys, Z, levels=contours, colors="k", linewidths=0.5)
+            levels = contours
+            if norm is not None and isinstance(contours, int):      # a log colour scale: levels equally spaced in log
+                levels = sorted({float(f"{v:.2g}") for v in np.geomspace(finite.min(), finite.max(), contours + 2)[1:-1]})
+            cs = ax.contour(xs, ys, Z, levels=levels, colors="k", linewidths=0.5)
             cs.set_gid("contours")
             for t in ax.clabel(cs, fontsize=6, fmt="%.3g"):
                 t.set_path_effects([patheffects.withStroke(linewidth=1.6, foreground="w")])

@@ -116,7 +116,8 @@ def grid_argmin(xs, ys, values, errors, *, name: str) -> Overlay:
         py.append(float(ys[k]))
         lo.append(float(ys[k] - ys[a]))
         hi.append(float(ys[b] - ys[k]))
-    return Overlay("argmin", rf"argmin over {tex_name(name)} on the grid", x=tuple(px), y=tuple(py),
+    label = rf"argmin over {tex_name(name)} on the grid" + ("" if px else ": at its edge everywhere")
+    return Overlay("argmin", label, x=tuple(px), y=tuple(py),
                    yerr=(tuple(lo), tuple(hi)), kind="points" if len(px) <= 24 else "line")
 
 
