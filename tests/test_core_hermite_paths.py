@@ -135,26 +135,26 @@ def test_to_float_and_float_in():
 def test_to_mpf_every_input_type(dps):
     with mpmath.workdps(dps):
         third = mpmath.mpf(1) / 3
-        assert to_mpf(fractions.Fraction(1, 3), dps) == third
-        assert to_mpf(7, dps) == 7
-        assert to_mpf(sp.sqrt(2), dps) == mpmath.sqrt(2)
-        assert to_mpf(sp.oo, dps) == mpmath.inf
-        assert to_mpf(-sp.oo, dps) == -mpmath.inf
+        assert to_mpf(fractions.Fraction(1, 3)) == third
+        assert to_mpf(7) == 7
+        assert to_mpf(sp.sqrt(2)) == mpmath.sqrt(2)
+        assert to_mpf(sp.oo) == mpmath.inf
+        assert to_mpf(-sp.oo) == -mpmath.inf
         with pytest.warns(InexactInputWarning):
-            assert to_mpf(0.1, dps) == mpmath.mpf(1) / 10           # via the Rational 1/10, not the binary 0.1
+            assert to_mpf(0.1) == mpmath.mpf(1) / 10           # via the Rational 1/10, not the binary 0.1
     with mpmath.workdps(dps + 40):
         fine = mpmath.mpf(1) / 3
     with mpmath.workdps(dps):
-        got = to_mpf(fine, dps)                                    # rounded to the working precision
+        got = to_mpf(fine)                                    # rounded to the working precision
         assert got == mpmath.mpf(1) / 3 and got.man_exp != fine.man_exp
 
 
 def test_to_mpf_refuses_complex():
     with mpmath.workdps(20):
         with raises_naming(InvalidParameterError, "value"):
-            to_mpf(1 + sp.I, 20)
+            to_mpf(1 + sp.I)
         with raises_naming(InvalidParameterError, "value"):
-            to_mpf(sp.sqrt(2) + sp.I / 10 ** 5, 20)
+            to_mpf(sp.sqrt(2) + sp.I / 10 ** 5)
 
 
 @pytest.mark.parametrize("dps", PRECISIONS)

@@ -394,8 +394,29 @@ PRECISION_BOUNDARIES = {
     "spikes/resolvent.py": {"resolvent", "resolvent_from_constants"},
     "spikes/symbolic.py": set(), "spikes/lambda_symbolic.py": set(), "spikes/windows.py": set(),
     "core/caches.py": set(),
+    # the srf layer below srf_solve / srf_groups / the mapping (the boundaries: _problem is srf_solve's validation
+    # step, kgroup_work / check_kgroup_work bound the work of the digits asked before it starts; nstr is a formatter)
+    "core/exact.py": {"nstr", "check_dps"},
+    "hermite/quadrature.py": set(),
+    "srf/features/mapping.py": {"srf_params", "srf_params_checked", "resolve_rcg", "row_norm_params"},
+    "srf/features/kappa.py": set(), "srf/features/cge.py": {"cge_coeffs", "cge_values"},
+    "srf/features/smoothing.py": {"smooth"},
+    "srf/single/solve.py": {"srf_solve", "_problem"}, "srf/single/solvers.py": set(), "srf/single/saddle.py": set(),
+    "srf/single/channel.py": set(), "srf/single/priors.py": set(), "srf/single/solution.py": set(),
+    **{f"srf/grouped/{m}.py": set() for m in ("finitew", "groupbounds", "groupchannel", "groupprior",
+                                                "groupspectrum", "readout")},
+    "srf/grouped/groups.py": {"srf_groups"}, "srf/grouped/kgroup.py": {"kgroup_work", "check_kgroup_work"},
 }
 PRECISION_ARGS = {"dps", "digits", "wd", "prec", "workdps", "target_dps", "hi_dps"}
+#: Functions whose ``digits`` is a quadrature rule's accuracy target (what the rule is built for: 16 in float64, the
+#: digits asked + 2 at a boundary's precision), not a precision: they may take ``digits`` and no other of the above.
+ACCURACY_TARGETS = {
+    "hermite/quadrature.py": {"normal_rule", "tail_cutoff", "nodes_per_panel", "_normal_rule", "_normal_rule64",
+                              "_normal_rule_arb"},
+    "srf/features/kappa.py": {"srf_setup", "_setup", "_setup64", "_setup_mp", "group_setup", "_group", "_group64",
+                              "_group_mp", "_group_arb"},
+    "srf/features/cge.py": {"cge_arb", "cge_curvature"}, "srf/features/smoothing.py": {"smooth_arb", "_smooth_arb"},
+}
 
 
 def test_precision_is_set_once_at_the_boundary():
@@ -406,6 +427,8 @@ def test_precision_is_set_once_at_the_boundary():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in allowed:
                 a = node.args
                 names = {v.arg for v in a.posonlyargs + a.args + a.kwonlyargs} & PRECISION_ARGS
+                if node.name in ACCURACY_TARGETS.get(rel, ()):
+                    names.discard("digits")
                 if names:
                     bad.append(f"{rel}:{node.lineno} {node.name}({', '.join(sorted(names))})")
     assert not bad, "a precision argument below the boundary (read mpmath.mp.dps via core.precision): " + str(bad)

@@ -19,7 +19,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import InvalidParameterError
-from .precision import asked_digits, boundary_digits, precision, signed_man_exp, working_digits
+from .precision import asked_digits, precision, signed_man_exp, working_digits
 from .syntax import parse_constant
 
 __all__ = [
@@ -152,13 +152,12 @@ def float_in(value, param: str, *, lo: float = 0.0, strict: bool = True) -> floa
     return v
 
 
-def to_mpf(value, dps: int | None = None):
+def to_mpf(value):
     """Evaluate an exact real SymPy number (or mpf/int) as ``mpf`` at the ambient working precision.
 
     Called below a boundary (:func:`~onestep_theory.core.precision.precision`): SymPy evaluates with the
-    working digits and the result is a plain ``mpf`` rounded to the working precision.  ``dps`` (the digits
-    asked at that boundary) is only for a caller that has not set one: it evaluates with the boundary's
-    working digits, ``dps`` + guard digits, as :func:`~onestep_theory.core.precision.precision` would.
+    working digits and the result is a plain ``mpf`` rounded to the working precision.  An imaginary part
+    left by the evaluation passes only as round-off (2 digits below those asked at the boundary).
 
     >>> from onestep_theory.core.precision import precision
     >>> with precision(10):
@@ -175,14 +174,13 @@ def to_mpf(value, dps: int | None = None):
         return mpmath.inf
     if value is -sp.oo:
         return -mpmath.inf
-    digits = working_digits() if dps is None else boundary_digits(dps)
+    digits = working_digits()
     num = sp.N(value, digits)
     if isinstance(num, sp.Float):
         return mpmath.mpf(num._mpf_)
     re, im = num.as_real_imag()
     # a real number whose evaluation left an imaginary part: only round-off (2 digits below those asked) passes
-    asked = asked_digits() if dps is None else dps
-    if im != 0 and abs(im) > sp.Float(10) ** (-(asked + 2)) * (1 + abs(re)):
+    if im != 0 and abs(im) > sp.Float(10) ** (-(asked_digits() + 2)) * (1 + abs(re)):
         raise InvalidParameterError("value", value, "a real number")
     return mpmath.mpf(sp.Float(re, digits)._mpf_)
 

@@ -74,7 +74,9 @@ def as_fraction(value) -> F:
     if isinstance(value, (int, np.integer)):
         return F(int(value))
     if isinstance(value, sp.Basic):
-        return as_fraction(to_mpf(value, 60))
+        with workdps(70):           # 60 digits asked and the guard digits
+            v = to_mpf(value)
+        return as_fraction(+v)      # rounded to the caller's working precision (as to_mpf(value, 60) did)
     return F(value)
 
 
@@ -146,7 +148,7 @@ def vouch(value, err, cap: int | None = None) -> tuple:
         value = sp.Rational(value.numerator, value.denominator)
     if isinstance(value, sp.Basic) and not isinstance(value, sp.Rational):
         with workdps(60 if cap is None else cap + 20):
-            value = to_mpf(value, 50 if cap is None else cap + 10)
+            value = to_mpf(value)
     e = abs(as_fraction(err)) if _finite(err) else None
     if not _finite(value):                      # kappa* = +-inf (a limit), nan: printed as words
         return _word(value), ("0" if e == 0 else round_up(e) if e is not None else "inf")

@@ -173,7 +173,7 @@ def group_params(r, c, rd: Readout) -> list:
     out = []
     for v in rd.values:
         if isinstance(r, mpmath.mpf) or isinstance(c, mpmath.mpf):
-            v = to_mpf(v, mpmath.mp.dps)
+            v = to_mpf(v)                     # exact, at the ambient precision
         elif not (isinstance(r, sp.Basic) and isinstance(c, sp.Basic)):
             v = float(v)
         cj = 1 + v * v * (c - 1)

@@ -164,7 +164,7 @@ def _limit_tau(s: Activation, t: Activation, sign: int, dps):
     d = dps or 15
     with precision(d):
         if isinstance(ex, sp.Basic):
-            return (to_mpf(ex, d) if dps else float(ex)), 0.0, ex
+            return (to_mpf(ex) if dps else float(ex)), 0.0, ex
         v1, v2 = act.second_moment(d + 2), act.second_moment(d + 7)
         return (+v2 if dps else float(v2)), float(abs(v1 - v2)) + 10.0 ** -(d + 2) * float(abs(v2)), None
 
@@ -212,7 +212,7 @@ def tau_of_kappa(student, teacher, kappa, *, dps: int | None = None):
     s, _, br = _check_inputs(student, teacher)
     k = check_real(kappa, "kappa", -MAX_KAPPA, MAX_KAPPA)
     with precision(dps or 5):
-        k = float(k) if dps is None else mpmath.mpf(k) if isinstance(k, (float, mpmath.mpf)) else to_mpf(k, dps)
+        k = float(k) if dps is None else mpmath.mpf(k) if isinstance(k, (float, mpmath.mpf)) else to_mpf(k)
     return _tau_at(s, br, k, dps)
 
 
@@ -368,9 +368,9 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
         tau_ex, kap_ex = _exact_candidates(s, t, kap, tau, err_k, err_t, kb)
         if kap_ex is not None:
             with precision(dps or 15):
-                kap = to_mpf(kap_ex, dps) if dps else float(kap_ex)
+                kap = to_mpf(kap_ex) if dps else float(kap_ex)
                 err_k = 0.0 if dps else abs(kap) * 2.0 ** -53        # float64 rounding of the exact value
-                tau, err_t = ((to_mpf(tau_ex, dps) if dps else float(tau_ex)), 0.0) if tau_ex is not None else \
+                tau, err_t = ((to_mpf(tau_ex) if dps else float(tau_ex)), 0.0) if tau_ex is not None else \
                     _tau_at(s, br, kap, dps)
         elif dps is not None:
             kap, tau, err_k, err_t = _minimise(s, br, bracket, dps, start=kap)
