@@ -21,7 +21,6 @@ losses, ``row_norms``, ``spectrum="empirical"``, the notebook's rules or converg
 
 from __future__ import annotations
 
-import copy
 from fractions import Fraction
 
 import numpy as np
@@ -154,10 +153,9 @@ def _chord(J):
 
 
 def _newton(R, x, p, spike, max_iter=20, done_at=1e-3):
-    """Damped Newton on x = F(x) for every row of ``x``: ``(x, chord inverse, cond, converged, evaluations)``.  A row
-    stops after a full step below ``done_at`` (relative; the state is then quadratically closer, and the chord polish
-    of ``_levels`` takes it to the rounding floor), or fails: a step halved 6 times, or ``max_iter`` steps."""
-    P, x = len(x), x.copy()
+    """Damped Newton on x = F(x) for every row: ``(x, chord inverse, cond, converged, evaluations, values at x)``; a row
+    stops after a full step below ``done_at`` (the chord polish of ``_levels`` goes on), or fails (7 halvings)."""
+    P, x, vals = len(x), x.copy(), np.full((len(x), len(KEYS)), np.nan)
     done, alive, evals = np.zeros(P, bool), np.ones(P, bool), np.zeros(P, int)
     Jinv, cond = np.full((P, 7, 7), np.nan), np.full(P, np.nan)
     M = R.moments(x[:, 5], x[:, 6])
@@ -181,29 +179,30 @@ def _newton(R, x, p, spike, max_iter=20, done_at=1e-3):
                 break
             xt = xa[i] + t[i, None] * dx[i]
             Mt = R.moments(xt[:, 5], xt[:, 6])
-            Ft, _, _, _, okt = R.tail(xt, Mt, pa[:, i], spike)
+            Ft, Ht, Dt, Et, okt = R.tail(xt, Mt, pa[:, i], spike)
             evals[a[i]] += 1
             acc = okt & _valid(xt) & ((_size(Ft - xt, xt) < res[i]) | (size[i] * t[i] < 1e-10))
             k = a[i[acc]]
             x[k], F[k], M[0][k], M[1][k] = xt[acc], Ft[acc], Mt[0][acc], Mt[1][acc]
+            vals[k] = np.column_stack([Ft, Ht, Dt, Et])[acc]
             done[k] = (size[i[acc]] < done_at) & (t[i[acc]] == 1)
             pend[i[acc]] = False
             t[i[~acc]] /= 2
         alive[a[pend]] = False
-    return x, Jinv, cond, done & alive, evals
+    return x, Jinv, cond, done & alive, evals, vals
 
 
-def _polish(R, x, p, spike, Jinv, shift=True, tol=1e-15, max_steps=8):
+def _polish(R, x, p, spike, Jinv, shift=True, first=None, tol=1e-15, max_steps=8):
     """:func:`~onestep_theory.srf.single.solvers.polish` for every row, with srf_solve's solver error (the change of
     every quantity when the state moves by the last correction's size): ``(x, values, solver errors, steps, ok)``."""
-    P, x = len(x), x.copy()
-    vals, last, steps, ok = np.zeros((P, len(KEYS))), np.zeros((P, 7)), np.zeros(P, int), np.ones(P, bool)
-    act, prev = np.ones(P, bool), np.full(P, np.inf)
+    P, x, vals, last, prev = len(x), x.copy(), np.zeros((len(x), len(KEYS))), np.zeros((len(x), 7)), np.full(len(x), np.inf)
+    steps, ok, act = np.zeros(P, int), np.ones(P, bool), np.ones(P, bool)
     for step in range(1, max_steps + 1):
         a = np.nonzero(act)[0]
         if not len(a):
             break
-        va, oka = R.values(x[a], p[:, a], spike)
+        va, oka = (first[a], np.isfinite(first[a]).all(1)) if first is not None and step == 1 else \
+            R.values(x[a], p[:, a], spike)          # ``first``: the values at x, from Newton's last evaluation
         dx = np.einsum("pij,pj->pi", Jinv[a], va[:, :7] - x[a])
         size = _size(dx, x[a])
         stop = (size < tol) | ((step > 2) & (size > 0.5 * prev[a])) | (step == max_steps) | ~oka
@@ -217,10 +216,9 @@ def _polish(R, x, p, spike, Jinv, shift=True, tol=1e-15, max_steps=8):
     return x, vals, np.abs(vals - shifted), steps, ok & oks & np.all(np.isfinite(vals), 1)
 
 
-def _levels(p, x, Jinv, cond, rules, target, spike):
-    """The refinement of srf_solve for every row (docs/theory/numerics.md §5, ``core.precision.refine``): polish on
-    level 0, 1, … until the test error's change meets ``target``.  Returns ``(values, errors, level, state, steps,
-    met)``; rows whose map fails on a level are not ``met``."""
+def _levels(p, x, Jinv, cond, rules, target, spike, first):
+    """srf_solve's refinement for every row (docs/theory/numerics.md §5, ``core.precision.refine``): polish on level
+    0, 1, … until the test error's change meets ``target``: ``(values, errors, level, state, steps, met)``."""
     P, prev = len(x), None
     vals, err, lev, steps = np.zeros((P, len(KEYS))), np.full((P, len(KEYS)), np.inf), np.zeros(P, int), np.zeros(P, int)
     met, act = np.zeros(P, bool), np.ones(P, bool)
@@ -229,7 +227,7 @@ def _levels(p, x, Jinv, cond, rules, target, spike):
         R = rules(L) if len(a) else None
         if R is None:
             break
-        xa, va, sa, st, oka = _polish(R, x[a], p[:, a], spike, Jinv[a], shift=prev is not None)
+        xa, va, sa, st, oka = _polish(R, x[a], p[:, a], spike, Jinv[a], prev is not None, None if L else first[a])
         steps[a] += st
         act[a[~oka]] = False
         if prev is not None:
@@ -316,7 +314,7 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
     """Solve the points ``ix`` that share (r, c, γ): warm starts (``_start``) or a solved neighbour's state, Newton,
     the refinement; srf_solve where the batch fails."""
     (rr, cc, gg, m), p, spike = mapping, par[:, ix], bool(opt.spike_channel)
-    keys = [tuple(p[:3, i]) for i in range(len(ix))]
+    keys = list(map(tuple, p[:3].T))
     X, rules, conv, solved = _start(states, keys, coord), {}, np.zeros(len(ix), bool), {}   # solved: by srf_solve
 
     def rule(L):
@@ -335,7 +333,7 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
 
     if not np.isfinite(X).all(1).any():
         single(len(ix) // 2)
-    Jinv, cond, evals = np.full((len(ix), 7, 7), np.nan), np.full(len(ix), np.nan), np.zeros(len(ix), int)
+    Jinv, cond, evals, V0 = np.full((len(ix), 7, 7), np.nan), np.full(len(ix), np.nan), np.zeros(len(ix), int), {}
     fresh, tried = ~np.isfinite(X).all(1), np.full(X.shape, np.nan)
     for _ in range(4):                                # Newton; a failed row restarts from its nearest solved row
         anchors = np.array(sorted(set(np.nonzero(conv)[0]) | set(solved)), dtype=int)
@@ -346,12 +344,14 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
         if not len(todo):
             break
         tried[todo] = X[todo]
-        xs, Ji, cn, ok, ev = _newton(rule(0), X[todo], p[:, todo], spike)
+        xs, Ji, cn, ok, ev, va = _newton(rule(0), X[todo], p[:, todo], spike)
         X[todo[ok]], Jinv[todo[ok]], cond[todo[ok]], conv[todo[ok]] = xs[ok], Ji[ok], cn[ok], True
+        V0.update(zip(todo[ok], va[ok]))
         evals[todo] += ev
         fresh[todo[~ok]] = True
     rows = np.nonzero(conv)[0]
-    vals, err, lev, xf, steps, met = _levels(p[:, rows], X[rows], Jinv[rows], cond[rows], rule, target, spike)
+    V0 = np.array([V0[i] for i in rows]).reshape(len(rows), len(KEYS))
+    vals, err, lev, xf, steps, met = _levels(p[:, rows], X[rows], Jinv[rows], cond[rows], rule, target, spike, V0)
     if m is not None:             # grown by the mapping's relative error, amplified by the condition (as srf_solve)
         rel = max(m.errors[k] / max(abs(float(getattr(m, k))), 1.0) for k in ("r", "c", "gamma"))
         err = err + 10.0 * cond[rows, None] * rel * np.maximum(1.0, np.abs(vals))
@@ -393,8 +393,8 @@ def _solution(pt, v, e, lev, res, digits, mapping, rcg, S, opt, evals, steps, li
                           cross_term=opt.cross_term, kappa_nodes=S.nodes[0], inner=S.nodes[1], level=int(lev),
                           convergence=opt.convergence, damping=opt.damping, row_norms=opt.row_norms))
     if like is not None:
-        out = copy.copy(like)
-        out.__dict__.update(f, provenance=dict(like.provenance))
+        out = object.__new__(SRFSolution)             # like's fields (its attached r, c, γ), then this point's
+        out.__dict__.update(like.__dict__, **f, provenance=dict(like.provenance))
         return out
     return SRFSolution(**f, r=rcg[0], c=rcg[1], gamma=rcg[2], status="converged (batched Newton)", dps=None,
                        provenance=provenance(dps=None, method=METHOD, references=REFS))
