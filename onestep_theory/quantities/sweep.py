@@ -206,6 +206,8 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
                        fixed={k: str(v) for k, v in fixed.items()}, over=list(grid), rows=rows, dps=dps,
                        seconds=time.perf_counter() - t0, formula=formula, understood=understood,
                        grid=over if isinstance(over, str) else {k: str(v) for k, v in over.items()},
-                       provenance=provenance(dps=dps, method="grid; the package's numeric path at each point, "
-                                                             "warm-started where the solver allows",
+                       provenance=provenance(dps=dps, method="grid; " + (
+                           "the sRF saddle point at all points at once (srf.single.batch, float64 Newton, each "
+                           "point's own refined error; docs/theory/numerics.md §10)" if solved is not None else
+                           "the package's numeric path at each point, warm-started where the solver allows"),
                                              references=[q.ref, "docs/theory/checking.md §5"]))
