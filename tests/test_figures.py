@@ -186,6 +186,8 @@ def test_cli_srf_curve_overlays(tmp_path, kept, capsys):
     (["sweep", "test_error", "--over", "alpha=1:2:2,eta=1:2:2", "--contours", "4"], "--plot"),
     (["sweep", "test_error", "--over", "alpha=1:2:2,eta=1:2:2", "--plot", "x.png", "--tol", "-1"], "--tol"),
     (["sweep", "test_error", "--over", "alpha=1:2:2,eta=1:2:2", "--plot", "x.png", "--width", "0.1"], "--width"),
+    (["sweep", "test_error", "--over", "alpha=1:2:2,eta=1:2:2", "--plot", "x.png", "--width", "20", "--dpi", "1200"],
+     "--dpi"),
     (["srf-curve", "--eta", "3", "--alphas", "1,2", "--plot", "x.png", "--with", "bounds,nope"], "--with"),
     (["srf-curve", "--eta", "3", "--alphas", "1,2", "--with", "bounds"], "--with"),
     (["srf-curve", "--eta", "3", "--alphas", "1,2", "--plot", "x.png", "--with", "row-norms", "--row-norms"], "--with"),

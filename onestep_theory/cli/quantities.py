@@ -93,31 +93,18 @@ def _curve_method(sols, dps) -> str:
 
 
 def _curve_overlays(args, param) -> tuple:
-    """``(names, study overlays)`` of ``srf-curve --with``: the names checked, each ``study:STORE`` read into points
-    (mean at the largest d, +/- 2 standard errors; docs/theory/checking.md §9)."""
-    from ..quantities.figures import Overlay
-    from ..quantities.overlays import OVERLAYS_1D, parse_with
-
-    from ..core.errors import InvalidParameterError
+    """``(names, study overlays)`` of ``srf-curve --with``, checked, each ``study:STORE`` read (before the solves)."""
+    from ..quantities.overlays import OVERLAYS_1D, check_curve_with, parse_with, study_overlays
 
     names = parse_with(args.with_, OVERLAYS_1D, study=True) if args.with_ is not None else []
-    if names and not args.plot:
-        raise InvalidParameterError("--with", args.with_, "given with --plot FILE")
-    if "row-norms" in names and args.row_norms:
-        raise InvalidParameterError("--with", "row-norms", "a curve without --row-norms (it is the corrected one)")
-    if "bounds" in names and args.r is not None and param in ("eta", "alpha0", "noise_var"):
-        raise InvalidParameterError("--with", "bounds", "a curve over alpha, beta or lam when r, c, gamma are given")
+    check_curve_with(names, plot=args.plot, row_norms=args.row_norms, param=param, given_rcg=args.r is not None,
+                     width=args.width, dpi=args.dpi)
     studies = []
     for w in (n for n in names if n.startswith("study:")):
         from ..study.points import study_points
 
         given = {k: getattr(args, k) for k in ("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "noise_var")}
-        for protocol, pts in study_points(w[6:].strip(), param, given, args.student, args.teacher).items():
-            ds = sorted({p[3] for p in pts})
-            what = {"giant-step": "network", "srf": "sRF simulation"}.get(protocol, protocol)
-            studies.append(Overlay(f"study:{protocol}", f"{what}, $d={ds[-1] if len(ds) == 1 else 'max'}$"
-                                   r", $\pm2$ s.e.", x=tuple(p[0] for p in pts), y=tuple(p[1] for p in pts),
-                                   yerr=tuple(2 * p[2] for p in pts), kind="points"))
+        studies += study_overlays(study_points(w[6:].strip(), param, given, args.student, args.teacher))
     return [n for n in names if not n.startswith("study:")], studies
 
 
@@ -332,7 +319,7 @@ def _sweep(args):
     contours = parse_contours(args.contours) if args.contours is not None else None     # all checked before the work
     with_ = parse_with(args.with_, OVERLAYS_2D) if args.with_ is not None else []
     if args.plot:
-        check_sweep_plot(args.over, contours=contours, with_=with_)
+        check_sweep_plot(args.over, contours=contours, with_=with_, width=args.width, dpi=args.dpi)
     elif contours is not None or with_ or args.mask_tol is not None:
         raise InvalidParameterError("--plot", None, "a plot file for --contours, --tol, --with")
     if args.mask_tol is not None:

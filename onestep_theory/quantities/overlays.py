@@ -24,7 +24,8 @@ from .grid import parse_over
 from .registry import quantity_of
 
 __all__ = ["OVERLAYS_1D", "OVERLAYS_2D", "best_linear_overlay", "bound_overlays", "row_norms_overlay",
-           "eta_star_overlays", "grid_argmin", "parse_with", "check_sweep_plot", "sweep_figure", "curve_figure"]
+           "eta_star_overlays", "grid_argmin", "parse_with", "check_sweep_plot", "check_curve_with", "study_overlays",
+           "sweep_figure", "curve_figure"]
 
 #: Overlay names of ``srf-curve --with`` (``study:STORE`` besides, read by the CLI) and of ``sweep --with``.
 OVERLAYS_1D = ("best-linear", "bounds", "row-norms")
@@ -133,9 +134,42 @@ def parse_with(text, allowed, *, study: bool = False) -> list:
     return items
 
 
-def check_sweep_plot(over, *, contours=None, with_=()) -> list:
+def check_pixels(width, dpi) -> None:
+    """A raster image of at most 12 000 pixels across (``width`` inches at ``dpi``): bounded memory."""
+    if float(width) * int(dpi) > 12000:
+        raise InvalidParameterError("--dpi", dpi, f"at most {int(12000 // float(width))} at --width {float(width):g} "
+                                                  "(12 000 pixels across)")
+
+
+def check_curve_with(names, *, plot, row_norms, param, given_rcg, width=WIDTH, dpi=300) -> None:
+    """The overlays of ``srf-curve --with``, checked before the solves: a plot file, no row-norm overlay on a corrected
+    curve, bounds along η̃, α0 or the noise only through the mapping."""
+    check_pixels(width, dpi)
+    if names and not plot:
+        raise InvalidParameterError("--with", ",".join(names), "given with --plot FILE")
+    if "row-norms" in names and row_norms:
+        raise InvalidParameterError("--with", "row-norms", "a curve without --row-norms (it is the corrected one)")
+    if "bounds" in names and given_rcg and param in ("eta", "alpha0", "noise_var"):
+        raise InvalidParameterError("--with", "bounds", "a curve over alpha, beta or lam when r, c, gamma are given")
+
+
+def study_overlays(points: dict) -> list:
+    """Overlays of a store's studies (:func:`~onestep_theory.study.points.study_points`: ``{protocol: [(x, mean,
+    se, d, seeds)]}``): the means at the largest d with bars of two standard errors."""
+    out = []
+    for protocol, pts in points.items():
+        ds = sorted({p[3] for p in pts})
+        what = {"giant-step": "network", "srf": "sRF simulation"}.get(protocol, protocol)
+        out.append(Overlay(f"study:{protocol}", f"{what}, $d={ds[-1] if len(ds) == 1 else 'max'}$" + r", $\pm2$ s.e.",
+                           x=tuple(p[0] for p in pts), y=tuple(p[1] for p in pts),
+                           yerr=tuple(2 * p[2] for p in pts), kind="points"))
+    return out
+
+
+def check_sweep_plot(over, *, contours=None, with_=(), width=WIDTH, dpi=300) -> list:
     """The swept names (one or two) of a sweep to be plotted, checked before any work: a grid of more than two
     swept parameters, or contours and overlays on a 1-D grid, are refused."""
+    check_pixels(width, dpi)
     grid = parse_over(over, need_count=True)
     names = [k for k, v in grid.items() if v[2] > 1] or list(grid)[:1]
     if len(names) > 2:
