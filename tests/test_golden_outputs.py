@@ -99,3 +99,22 @@ def test_fast_command_prints_what_it_printed(entry):
 @pytest.mark.parametrize("entry", _cases(fast=False))
 def test_slow_command_prints_what_it_printed(entry):
     _check(entry)
+
+
+#: Commands run twice on one disk cache of symbolic builds: the second (warm) run must print the same digits.
+WARM = [["hermite", "tanh", "--kmax", "6", "--dps", "30"],
+        ["gains", "--student", "tanh", "--teacher", "He1", "--phi", "1", "--psi", "2", "--lam", "0.5", "--ell", "1",
+         "--dps", "30", "--json"],
+        ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1", "--beta",
+         "1", "--lam", "1/10", "--dps", "15"]]
+
+
+@pytest.mark.slow
+def test_a_warm_disk_cache_prints_the_same(tmp_path):
+    """The disk cache of symbolic builds (issue 35) changes speed, never a printed digit: the same command cold,
+    then warm on the same cache folder (the cold run is compared with the golden outputs above)."""
+    for words in WARM:
+        cold, _ = gen.run_in_process(words, str(tmp_path))
+        warm, _ = gen.run_in_process(words, str(tmp_path))
+        diff = differences(cold, warm)
+        assert not diff, "onestep-theory " + " ".join(words) + " (cold -> warm)\n" + "\n".join(diff[:80])
