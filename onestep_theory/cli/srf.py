@@ -34,8 +34,9 @@ def rcg_args(p, need_teacher=True):
 
 def _solver_args(p):
     p.add_argument("--no-spike-channel", action="store_true", help="theta channel off (notebook-printed variant)")
-    p.add_argument("--spectrum-mode", choices=["mp", "empirical"], default="mp",
-                   help="F3 asymptotic MP (default) or F1 on a sampled bulk (--empirical-d, --seed)")
+    p.add_argument("--spectrum-mode", choices=["mp", "empirical", "trained"], default="mp",
+                   help="F3 asymptotic MP (default), F1 on a sampled bulk (--empirical-d, --seed), or F1 with the "
+                   "network's trained bulk for a finite step batch (docs/theory/trained-bulk.md; --alpha0, --eta)")
     p.add_argument("--empirical-d", type=int_in("--empirical-d", 2, 20000), default=2000)
     p.add_argument("--seed", type=int_in("--seed", 0, 2**63 - 1), default=0)
     p.add_argument("--no-cross-term", action="store_true")

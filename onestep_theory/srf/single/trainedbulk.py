@@ -146,7 +146,17 @@ def _solve(L: StepLaw, t, start=None):
 def resolvents(L: StepLaw, t, start=None):
     r"""The four F1 functions of trained-bulk.md (10)–(12) at ``t``: :math:`g=\langle1/(t+D)\rangle`,
     :math:`f_F=\langle F/(t+D)\rangle`, :math:`f_G=\langle G/(t+D)\rangle`, :math:`f_H=\langle H/(t+D)\rangle`,
-    and the fixed point ``(delta, kbar)`` (a warm start)."""
+    and the fixed point ``(delta, kbar)`` (a warm start).
+
+    Without step noise (τ = 0) these are the Ω-basis F3 functions of c = 1 (trained-bulk.md §4): with
+    :math:`\beta=1`, :math:`g(1)=(\sqrt5-1)/2` and :math:`f_F=g`, :math:`f_H=1-g`:
+
+    >>> s, wq = np.polynomial.hermite_e.hermegauss(40)
+    >>> L = step_law(wq / wq.sum(), s, np.tanh(s), 0.0, 2.0, 1.0)
+    >>> (g, fF, fG, fH), _ = resolvents(L, 1.0)
+    >>> [abs(float(v)) < 1e-14 for v in (g - (5 ** 0.5 - 1) / 2, fF - g, fH - (1 - g), fG)]
+    [True, True, True, True]
+    """
     delta, kbar, e, bp = _solve(L, t, start)
     b, tau = L.beta, L.tau
     den = kbar / (1 + L.w * e) * L.inv_a0        # E[. kbar/(1+we)]/alpha0 weights
