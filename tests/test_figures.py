@@ -147,6 +147,21 @@ def test_cli_sweep_heatmap(tmp_path, kept, capsys):
     capsys.readouterr()
 
 
+def test_cli_sweep_curve_with_formula_and_metadata(tmp_path, kept, capsys):
+    from PIL import Image
+
+    path = tmp_path / "f.png"
+    argv = ["sweep", "m1", "--over", "lam=1/10:10:5", "--phi", "1", "--psi", "2", "--student", "tanh", "--formula",
+            "m1 + lam/100", "--plot", str(path), "--dpi", "60"]
+    assert main(argv) == 0
+    fig = kept[-1]
+    assert {"curve", "overlay:formula"} <= _gids(fig) and fig.axes[0].get_xscale() == "log"
+    assert fig.axes[0].get_xlabel() == r"$\lambda$" and r"$\phi=1$" in fig._suptitle.get_text()
+    info = Image.open(path).info
+    assert info["Description"].startswith("onestep-theory sweep m1") and info["Creator"].startswith("onestep_theory")
+    capsys.readouterr()
+
+
 def test_cli_srf_curve_overlays(tmp_path, kept, capsys):
     from onestep_theory.study import ResultStore
 

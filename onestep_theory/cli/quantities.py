@@ -65,7 +65,7 @@ def _run_curve(args):
                    if getattr(args, k) is not None and k != param}
         out["plot"] = curve_figure(args.plot, student=args.student, teacher=args.teacher, param=param, values=values,
                                    sols=sols, fixed=fixed, caption=caption, with_=extra[0], extra=extra[1],
-                                   row_norms=args.row_norms, width=args.width, dpi=args.dpi)
+                                   row_norms=args.row_norms, width=args.width, dpi=args.dpi, command=ctx["command"])
     text = write_csv(None, rows, ctx).rstrip()
     if args.table:
         from ..quantities.table import latex_number, latex_table, tex_name, tex_text
@@ -337,7 +337,7 @@ def _sweep(args):
         from ..quantities.overlays import sweep_figure
 
         out["plot"] = sweep_figure(res, args.plot, contours=contours, tol=args.mask_tol, with_=with_,
-                                   width=args.width, dpi=args.dpi)
+                                   width=args.width, dpi=args.dpi, command=ctx["command"])
     text = res.to_csv(context=ctx) + f"# {len(res)} point(s) in {res.seconds:.1f} s"
     if res.understood:
         text = "\n".join("# " + line for line in _understood(res.understood)) + "\n" + text

@@ -127,7 +127,7 @@ def grid_scale(values) -> str:
                                                                              rtol=1e-6, atol=0) else "lin"
 
 
-def sweep_grid(res) -> tuple:
+def sweep_grid(res, value: str = "value", error: str = "error") -> tuple:
     """``(names, axes, values, errors)`` of a sweep (:class:`~onestep_theory.quantities.sweep.SweepResult`) whose
     grid has one or two swept parameters (those with more than one point): ``values``/``errors`` of shape
     ``(len(axes[0]),)`` or ``(len(axes[0]), len(axes[1]))`` (the first name along the first index)."""
@@ -137,8 +137,8 @@ def sweep_grid(res) -> tuple:
         raise InvalidParameterError("--plot", ",".join(names), "a sweep of one or two parameters (this one sweeps "
                                                                f"{len(names)}: fix all but two)")
     shape = [len(axes[k]) for k in res.over]
-    num = np.array([_number(r["value"]) for r in res.rows]).reshape(shape)
-    err = np.array([_number(r["error"]) for r in res.rows]).reshape(shape)
+    num = np.array([_number(r[value]) for r in res.rows]).reshape(shape)
+    err = np.array([_number(r[error]) for r in res.rows]).reshape(shape)
     keep = tuple(slice(None) if k in names else 0 for k in res.over)
     return names, [np.array([float(a) for a in axes[k]]) for k in names], num[keep], err[keep]
 
@@ -244,12 +244,15 @@ def _figure(plt, width, aspect):
     return plt.figure(figsize=(w, w * aspect if w <= 4 else max(4 * aspect, 0.42 * w)), layout="constrained")
 
 
-def _save(plt, fig, path, title, dpi):
-    """Write ``fig`` by the suffix of ``path`` (the title and the package version in the file's metadata) and close
-    it; with ``path`` None return the figure instead (a notebook's, or a test's)."""
+def _save(plt, fig, path, title, dpi, command=None):
+    """Write ``fig`` by the suffix of ``path`` (the title, the package version and the ``command`` that made it in
+    the file's metadata) and close it; with ``path`` None return the figure instead (a notebook's, or a test's)."""
     if path is None:
         return fig
-    fig.savefig(path, dpi=dpi, metadata={"Title": title, "Creator": f"onestep_theory {__version__}"})
+    meta = {"Title": title, "Creator": f"onestep_theory {__version__}"}
+    if command:
+        meta["Subject" if str(path).lower().endswith((".pdf", ".eps", ".ps")) else "Description"] = command
+    fig.savefig(path, dpi=dpi, metadata=meta)
     plt.close(fig)
     return str(path)
 
@@ -281,7 +284,7 @@ def _draw_overlays(ax, overlays, *, swap=False):
 
 
 def heatmap(path, xs, ys, values, errors, *, names, quantity, fixed=None, student=None, teacher=None, tol=None,
-            contours=None, overlays=(), width=WIDTH, dpi=300, scales=None) -> str:
+            contours=None, overlays=(), width=WIDTH, dpi=300, scales=None, command=None) -> str:
     """Write the heatmap of ``values[i, j]`` at ``(xs[i], ys[j])`` to ``path`` (None: return the figure): cells on the grid's own scale
     (:func:`grid_scale` unless ``scales``), a colour bar labelled :func:`quantity_label`, ``contours`` (a number of
     levels or the levels) with labels, a hatched grey mask where ``errors > tol * |values|`` or the value is not a
@@ -343,11 +346,11 @@ def heatmap(path, xs, ys, values, errors, *, names, quantity, fixed=None, studen
             title += f"\nevery error $\\leq${_sci(float(tol))}$\\,\\times$ value"
         fig.suptitle(title, fontsize=7)
         _declutter(fig, ax, {"x": sx, "y": sy}, limits)
-        return _save(plt, fig, path, f"{quantity} over {names[0]}, {names[1]}; {title}", dpi)
+        return _save(plt, fig, path, f"{quantity} over {names[0]}, {names[1]}; {title}", dpi, command)
 
 
 def curve(path, xs, ys, errors, *, name, quantity, fixed=None, student=None, teacher=None, overlays=(),
-          label=None, width=WIDTH, dpi=300, scale=None) -> str:
+          label=None, width=WIDTH, dpi=300, scale=None, command=None) -> str:
     """Write the curve ``ys ± errors`` against ``xs`` (parameter ``name``) with ``overlays`` to ``path`` (None:
     return the figure): the band
     drawn where the errors are visible (else their size is stated in the legend), the legend outside the data,
@@ -376,7 +379,7 @@ def curve(path, xs, ys, errors, *, name, quantity, fixed=None, student=None, tea
         title = fixed_caption(dict(fixed or {}), student, teacher, fam)
         fig.suptitle(title + note, fontsize=7)
         _declutter(fig, ax, {"x": sx, "y": "lin"}, {"x": (lo, hi)})
-        return _save(plt, fig, path, f"{quantity} over {name}; {title}", dpi)
+        return _save(plt, fig, path, f"{quantity} over {name}; {title}", dpi, command)
 
 
 def _plt(path):

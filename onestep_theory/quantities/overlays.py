@@ -183,13 +183,20 @@ def check_sweep_plot(over, *, contours=None, with_=(), width=WIDTH, dpi=300) -> 
     return names
 
 
-def sweep_figure(res, path, *, contours=None, tol=None, with_=(), width=WIDTH, dpi=300) -> str:
-    """The figure of a sweep: a curve for one swept parameter, a heatmap (:func:`~.figures.heatmap`) for two, with
-    the overlays ``with_`` (``argmin`` along the second parameter, ``eta-star``) computed here."""
+def sweep_figure(res, path, *, contours=None, tol=None, with_=(), width=WIDTH, dpi=300, command=None) -> str:
+    """The figure of a sweep: a curve for one swept parameter (with the ``formula``'s values and errors when the
+    sweep has one), a heatmap (:func:`~.figures.heatmap`) for two, with the overlays ``with_`` (``argmin`` along the
+    second parameter, ``eta-star``) computed here; ``command`` goes into the file's metadata."""
     names, axes, z, e = sweep_grid(res)
-    who = dict(fixed=res.fixed, student=res.student, teacher=res.teacher, width=width, dpi=dpi)
+    who = dict(fixed=res.fixed, student=res.student, teacher=res.teacher, width=width, dpi=dpi, command=command)
     if len(names) == 1:
-        return curve(path, axes[0], z, e, name=names[0], quantity=res.quantity, **who)
+        ovs = []
+        if getattr(res, "formula", None) is not None:
+            _, _, fz, fe = sweep_grid(res, "formula", "formula_error")
+            text = res.formula if len(res.formula) <= 40 else res.formula[:37] + "..."
+            ovs.append(Overlay("formula", f"formula: {text}".replace("$", r"\$"), x=tuple(axes[0]), y=tuple(fz),
+                               yerr=tuple(fe)))
+        return curve(path, axes[0], z, e, name=names[0], quantity=res.quantity, overlays=ovs, **who)
     ovs = []
     if "argmin" in with_:
         ovs.append(grid_argmin(axes[0], axes[1], z, e, name=names[1]))
@@ -203,7 +210,7 @@ def sweep_figure(res, path, *, contours=None, tol=None, with_=(), width=WIDTH, d
 
 
 def curve_figure(path, *, student, teacher, param, values, sols, fixed, caption, with_=(), extra=(),
-                 row_norms=False, width=WIDTH, dpi=300) -> str:
+                 row_norms=False, width=WIDTH, dpi=300, command=None) -> str:
     """The figure of an sRF learning curve (``sols`` over ``values`` of ``param``; ``fixed``: the keywords of
     :func:`~onestep_theory.srf.srf_sweep`) with the overlays ``with_`` computed here and ``extra`` ones given
     (a study's points); ``caption``: the fixed parameters as typed."""
@@ -220,4 +227,5 @@ def curve_figure(path, *, student, teacher, param, values, sols, fixed, caption,
     lab = "theory (25)" + (", row norms (§4.11)" if row_norms else "")
     return curve(path, [to_float(v, param) for v in values], [float(s.test_error) for s in sols],
                  [float(s.abs_error) for s in sols], name=param, quantity="test_error", fixed=caption,
-                 student=student, teacher=teacher, overlays=ovs + list(extra), label=lab, width=width, dpi=dpi)
+                 student=student, teacher=teacher, overlays=ovs + list(extra), label=lab, width=width, dpi=dpi,
+                 command=command)
