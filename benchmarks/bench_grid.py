@@ -16,6 +16,17 @@ thread; the machine is shared):
 Agreement: at ``--sample`` random points of the reference columns, |batch - reference| / (claimed error of the batch)
 for the test error (must be <= 1: the values agree within their claims) and the same over every order parameter; at
 ``--refs`` points, |batch - srf_solve(dps=30)| / claimed error (an independent reference: mpmath polish on Arb rules).
+
+Measured (issue 35, 2026-11-27, the shared 2-core machine at a load of about 4, so wall = 3-4x CPU; defaults, 5
+reference columns): reference 7.85 ms wall (2.26 ms CPU) per point; the whole 100 x 100 grid batched 0.341 ms (0.096
+ms CPU): ratio 23.0 wall, 23.6 CPU (earlier runs the same day: 19.1/19.0, 21.3/22.0, before the last two
+optimisations); 9999 points solved in the batch, 1 (the first group's seed) by srf_solve.  As 1-D curves (one
+srf_sweep per eta column, seeded by one srf_solve) 12.0 wall, 10.9 CPU.  Agreement at 60 sampled points: max
+|batch - srf_solve| / claimed error 0.010 for the test error, 0.030 over the order parameters; against dps 30 at 6
+points max 0.009.  Per point the batch keeps three costs it shares with the reference: Result 3.1 per eta (about 1.7 ms
+a column, 0.017 ms a point), the two kappa-rules (0.009 ms) and the SRFSolution (0.010 ms), of its 0.09 ms.
+A process pool does not pay here: pickling a solution back costs 0.035 ms a point (dump 0.025, load 0.010), against
+0.09 ms of work, so two workers would give at most about 1.3x on an idle machine, nothing on this loaded one.
 """
 
 import argparse
