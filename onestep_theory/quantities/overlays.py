@@ -129,6 +129,9 @@ def parse_with(text, allowed, *, study: bool = False) -> list:
     if not items:
         raise InvalidParameterError("--with", text, f"overlays among {names}")
     for t in items:
+        if t == "spike":
+            raise InvalidParameterError("--with", t, f"overlays among {names} (the eta~ where a spike leaves the bulk "
+                                                     "is not computed: docs/theory/srf-theory.md §7, open point 2)")
         if not (t in allowed or (study and t.startswith("study:") and t[6:].strip())):
             raise InvalidParameterError("--with", t, f"overlays among {names}")
     return items
