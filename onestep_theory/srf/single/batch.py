@@ -41,6 +41,7 @@ __all__ = ["srf_batch", "batchable"]
 
 KEYS = ORDER + HATS + ("D", "test_error")
 GROUP = ("alpha0", "eta", "noise_var", "r", "c", "gamma")      # the inputs of (r, c, γ) and the κ-rule
+CHUNK = 1000                  # points solved together: arrays of CHUNK x nodes x 8 bytes, tens of MB at most
 METHOD = "batched Newton + chord Newton (float64), error from refined discretisation"
 REFS = ["[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "docs/theory/srf-theory.md §4", "docs/theory/numerics.md §4-5"]
 
@@ -65,8 +66,7 @@ class _Rule:
                             w * mu0 * mu0], axis=1)
         f = [h2, mu0 * h, a * h, mu0 * mu0, mu0 * a, a * a, mu1 * h1, m1s, ms2, np.ones_like(w)]
         self.C2 = np.stack([w * m1s * g for g in f] + [w * ms2 * g for g in f], axis=1)
-        self.E0 = np.array([w @ g for g in f[:9]])
-        self.no_mean = float(w @ (mu0 * mu0)) < 1e-14
+        self.E0, self.no_mean = np.array([w @ g for g in f[:9]]), float(w @ (mu0 * mu0)) < 1e-14
 
     def moments(self, V1, V2):
         with np.errstate(all="ignore"):
@@ -81,8 +81,7 @@ class _Rule:
             cf = np.stack([np.ones_like(m), -2 * m, -2 * th, m * m, 2 * m * th, th * th, -2 * ps, q1, q2, p[3]], 1)
             hV1, hV2 = aB * M1[:, 0], aB * M1[:, 1]
             hq1, hq2 = aB * np.sum(cf * M2[:, :10], 1), aB * np.sum(cf * M2[:, 10:], 1)
-            hth = (al / sb) * (M1[:, 2] - m * M1[:, 3] - th * M1[:, 4]) * spike
-            hps = (al / sb) * M1[:, 5]
+            hth, hps = (al / sb) * (M1[:, 2] - m * M1[:, 3] - th * M1[:, 4]) * spike, (al / sb) * M1[:, 5]
             m_new = 0 * m if self.no_mean else (M1[:, 6] - th * M1[:, 3]) / M1[:, 7]
             V1n, V2n, J1, J2, K0 = self.prior(be, la, hV1, hV2)
             Dsm = 1 - be * hV1 * V1n
@@ -273,8 +272,9 @@ def srf_batch(student, teacher, points, *, tol=None, options=None, dps=None, pro
             for g, ix in groups.items()}
     out, states = [None] * len(pts), []
     with threadpool_limits(limits=1):             # P x N by N x 28 products: threads cost more than they give
-        for n, (g, ix) in enumerate(groups.items()):
-            _group(student, teacher, pts, ix, par, maps[g], opt, target, out, states, _coord(g))
+        for n, (g, ix) in enumerate(groups.items()):          # blocks of at most CHUNK points: bounded memory
+            for b in range(0, len(ix), CHUNK):
+                _group(student, teacher, pts, ix[b:b + CHUNK], par, maps[g], opt, target, out, states, _coord(g))
             if progress is not None:
                 progress(n + 1, len(groups))
     return out
