@@ -161,9 +161,19 @@ def _edges(v, scale):
     return np.exp(e) if scale == "log" else e
 
 
+#: The ticks of a log axis, from dense to sparse: every integer, 1-2-5, powers of ten (times 10^k).
+_SUBS = (tuple(float(k) for k in range(1, 10)), (1.0, 2.0, 5.0), (1.0,))
+
+
+def _density(lo, hi) -> int:
+    """The index in :data:`_SUBS` of a log axis from ``lo`` to ``hi``."""
+    decades = math.log10(hi / lo)
+    return 0 if decades < 0.5 else 1 if decades < 2 else 2
+
+
 def _axis(ax, which, scale, lo, hi, subs=None):
-    """A log axis with ticks at 1, 2, 5 x 10^k below two decades (else powers of ten), labelled as plain numbers
-    from 1e-3 to 1e4, no minor labels; the ``subs`` given when thinning."""
+    """A log axis with ticks at k x 10^k below half a decade, 1, 2, 5 x 10^k below two decades, else powers of ten,
+    labelled as plain numbers from 1e-3 to 1e4, no minor labels; the ``subs`` given when thinning."""
     from matplotlib import ticker
 
     axis = ax.xaxis if which == "x" else ax.yaxis
@@ -172,7 +182,7 @@ def _axis(ax, which, scale, lo, hi, subs=None):
     if scale != "log":
         return
     if subs is None:
-        subs = (1.0, 2.0, 5.0) if math.log10(hi / lo) < 2 else (1.0,)
+        subs = _SUBS[_density(lo, hi)]
     axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
     axis.set_minor_locator(ticker.LogLocator(base=10, subs=np.arange(2, 10) * 1.0))
     axis.set_minor_formatter(ticker.NullFormatter())
@@ -202,13 +212,15 @@ def _declutter(fig, ax, scales, limits):
     one)."""
     from matplotlib import ticker
 
+    dens = {w: _density(*limits[w]) for w in limits if scales[w] == "log"}
     for nbins in (5, 4, 3, 2):
         bad = {w for i, w, _, _ in tick_overlaps(fig) if fig.axes[i] is ax}
         if not bad:
             return
         for which in bad:
             if scales[which] == "log":
-                _axis(ax, which, "log", *limits[which], subs=(1.0,))
+                dens[which] = min(dens[which] + 1, len(_SUBS) - 1)
+                _axis(ax, which, "log", *limits[which], subs=_SUBS[dens[which]])
             else:
                 (ax.xaxis if which == "x" else ax.yaxis).set_major_locator(ticker.MaxNLocator(nbins))
 
@@ -257,7 +269,7 @@ def _save(plt, fig, path, title, dpi, command=None):
     return str(path)
 
 
-def _draw_overlays(ax, overlays, *, swap=False):
+def _draw_overlays(ax, overlays):
     """Draw each overlay with a gid ``overlay:<name>`` (its band or bars: ``overlay:<name>:error``)."""
     for k, o in enumerate(overlays):
         col = f"C{(k + 1) % 10}"
