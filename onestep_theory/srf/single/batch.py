@@ -288,8 +288,8 @@ def _coord(g):
 
 
 def _start(states, keys, coord):
-    """Warm starts (docs/theory/numerics.md §4 'Continuation'): the state at the same (α, β, λ) in the nearest solved
-    group that has it, extrapolated along the line from the group nearest to that one when this group continues it
+    """Warm starts (docs/theory/numerics.md §4 'Continuation'): the state at the same (α, β, λ) in the nearest of the
+    last solved groups that has it, extrapolated along the line from the group nearest to that one when this group continues it
     (a secant predictor); nan where no group has it."""
     def at(g):
         return np.array([states[g][1].get(k, (np.nan,) * 7) for k in keys], dtype=float)
@@ -375,7 +375,7 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
         left.remove(i)
     for i, sol in solved.items():
         out[ix[i]] = sol
-    states.append((coord, {k: tuple(X[i]) for i, k in enumerate(keys)}))
+    states[:] = states[-7:] + [(coord, {k: tuple(X[i]) for i, k in enumerate(keys)})]    # the last 8 groups
 
 
 def _solution(pt, v, e, lev, res, digits, mapping, rcg, S, opt, evals, steps, like=None):
