@@ -13,13 +13,17 @@ command that runs; the command modules import the theory inside their handlers.
 
 Ratios to the import floor (issue 35 item 4), measured side by side in the same run: a repeated cold ``srf`` (float64
 and ``--dps 30``) and ``hermite tanh`` against ``python -c "import sympy, numpy, mpmath, scipy.special"`` (the floor
-of the issue) and against the floor of the libraries those commands really load (``+ scipy.optimize, flint``).
+of the issue) and against the floor of what ``srf`` cannot avoid (``+ scipy.optimize`` for its root finder, and the
+first SymPy ``Add``, which imports ``sympy.tensor.tensor``).
 "Repeated cold" is a fresh interpreter whose disk cache of symbolic builds (core/caches.py) was filled by an earlier
 run (here: one unmeasured run into a temporary ``ONESTEP_THEORY_CACHE_DIR``); the ``no cache`` rows set
 ``ONESTEP_THEORY_NO_CACHE=1`` (every symbolic build from scratch: the first run after an upgrade).  The machine may be
 shared: the cases run round-robin, ``--repeat`` rounds, and the best (minimum) of each case is reported.
 
-    python benchmarks/bench_startup.py --ratios [--repeat N]
+    python benchmarks/bench_startup.py --ratios [--repeat N] [--before DIR]
+
+``--before DIR`` adds the same commands run from the package in ``DIR/onestep_theory`` (e.g. ``git archive OLD
+onestep_theory | tar -x -C DIR``), side by side in the same rounds.
 """
 
 import argparse
@@ -50,11 +54,13 @@ CASES = [
 SRF = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1", "--beta", "1",
        "--lam", "1/10"]
 FLOOR = [PY, "-c", "import sympy, numpy, mpmath, scipy.special"]
-LIBS = [PY, "-c", "import sympy, numpy, mpmath, scipy.special, scipy.optimize, flint"]
+#: what ``srf`` cannot avoid: its root finder (MINPACK's hybr, scipy.optimize) and SymPy's first ``Add`` (which imports
+#: sympy.tensor.tensor and sympy.combinatorics, ~0.05 s)
+LIBS = [PY, "-c", "import sympy, numpy, mpmath, scipy.special, scipy.optimize, flint; sympy.Symbol('x') + 1"]
 #: (label, argv, disk cache on, target ratio to the floor)
 RATIO_CASES = [
     ("floor (sympy, numpy, mpmath, scipy.special)", FLOOR, True, None),
-    ("libraries (floor + scipy.optimize, flint)", LIBS, True, None),
+    ("libraries (+ scipy.optimize, a SymPy Add)", LIBS, True, None),
     ("srf (float64)", CLI + SRF, True, 1.5),
     ("srf --dps 30", CLI + SRF + ["--dps", "30"], True, None),
     ("hermite tanh", CLI + ["hermite", "tanh"], True, 1.2),
@@ -62,6 +68,11 @@ RATIO_CASES = [
     ("srf --dps 30, no cache", CLI + SRF + ["--dps", "30"], False, None),
     ("hermite tanh, no cache", CLI + ["hermite", "tanh"], False, None),
 ]
+
+
+#: Runs ``onestep-theory`` from the source tree in sys.argv[1] instead of the installed (editable) package.
+FROM_TREE = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'Editable' not in getattr(f, '__name__', '')]; "
+             "sys.path.insert(0, sys.argv.pop(1)); from onestep_theory.cli.main import main; sys.exit(main())")
 
 
 def _once(argv, env):
@@ -75,11 +86,15 @@ def _once(argv, env):
     return dt, cpu, (None if p.returncode == 0 else f"exit {p.returncode}: {p.stderr.strip()[-200:]}")
 
 
-def ratios(repeat):
+def ratios(repeat, before=None):
     """Best-of-``repeat`` wall and CPU times, cases alternated round-robin, and their ratios to the floor.
 
     On a shared machine the wall time of a start-up is mostly waiting for a core; the CPU time (user + system of
     the child) is what the start-up costs, and its ratios are the stable ones (start-up is single-threaded)."""
+    cases = list(RATIO_CASES)
+    if before:
+        cases += [(f"before: {label}", [PY, "-c", FROM_TREE, before, *argv[len(CLI):]], on, None)
+                  for label, argv, on, _ in RATIO_CASES[2:5]]
     with tempfile.TemporaryDirectory(prefix="onestep-bench-cache-") as cache:
         # compiled bytecode kept (in the temporary folder), as an installed package has it, also where
         # PYTHONDONTWRITEBYTECODE is set (it would compile every module of the package at every start)
@@ -87,12 +102,12 @@ def ratios(repeat):
         for name in ("ONESTEP_THEORY_NO_CACHE", "PYTHONDONTWRITEBYTECODE"):
             env_on.pop(name, None)
         env_off = {**env_on, "ONESTEP_THEORY_NO_CACHE": "1"}
-        for _, argv, on, _ in RATIO_CASES:      # warm the OS file cache and fill the disk cache (unmeasured)
+        for _, argv, on, _ in cases:      # warm the OS file cache and fill the disk cache (unmeasured)
             _once(argv, env_on if on else env_off)
-        best = {label: [float("inf"), float("inf")] for label, *_ in RATIO_CASES}
+        best = {label: [float("inf"), float("inf")] for label, *_ in cases}
         failed = {}
         for _ in range(repeat):
-            for label, argv, on, _ in RATIO_CASES:
+            for label, argv, on, _ in cases:
                 dt, cpu, err = _once(argv, env_on if on else env_off)
                 if err:
                     failed[label] = err
@@ -100,7 +115,7 @@ def ratios(repeat):
     (fw, fc), (lw, lc) = best[RATIO_CASES[0][0]], best[RATIO_CASES[1][0]]
     print(f"\nratios to the import floor (best of {repeat}, round-robin; wall and CPU = user + system)")
     print(f"{'case':<44} {'wall s':>7} {'/ floor':>8} {'cpu s':>7} {'/ floor':>8} {'/ libraries':>12} {'target':>7}")
-    for label, _, _, target in RATIO_CASES:
+    for label, _, _, target in cases:
         w, c = best[label]
         note = f"  FAILED {failed[label]}" if label in failed else ""
         print(f"{label:<44} {w:>7.3f} {w / fw:>8.2f} {c:>7.3f} {c / fc:>8.2f} {c / lc:>12.2f} {target or '':>7}{note}")
@@ -122,9 +137,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--ratios", action="store_true", help="only the ratios to the import floor (issue 35)")
+    ap.add_argument("--before", help="a folder holding an older onestep_theory/ to compare with (ratios)")
     args = ap.parse_args()
     if args.ratios:
-        ratios(args.repeat)
+        ratios(args.repeat, args.before)
         return
     base = None
     print(f"{'case':<76} {'median s':>9} {'- baseline':>11} {'target':>7}")
@@ -132,7 +148,7 @@ def main():
         t = wall(argv, args.repeat)
         base = t if base is None else base
         print(f"{label:<76} {t:>9.3f} {t - base:>11.3f} {target if target else '':>7}")
-    ratios(args.repeat)
+    ratios(args.repeat, args.before)
 
 
 if __name__ == "__main__":

@@ -185,14 +185,17 @@ def test_unwritable_folder_still_works_silently(cache_dir, tmp_path, capfd):
 
 
 def test_bounded_size(cache_dir):
-    saved = caches.MAX_ENTRIES
+    saved = caches.MAX_ENTRIES, caches.PRUNE_EVERY
     try:
-        caches.MAX_ENTRIES = 8
+        caches.MAX_ENTRIES, caches.PRUNE_EVERY = 8, 1
         for k in range(20):
             build(x, k)
         assert 0 < len(entries(cache_dir)) <= 8
+        CALLS.clear()
+        build(x, 19)
+        assert CALLS == []                                              # the newest is kept
     finally:
-        caches.MAX_ENTRIES = saved
+        caches.MAX_ENTRIES, caches.PRUNE_EVERY = saved
 
 
 def test_default_folder_is_the_users_cache_directory():

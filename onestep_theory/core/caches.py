@@ -73,8 +73,10 @@ def clear_caches() -> None:
 ENV_DIR, ENV_OFF = "ONESTEP_THEORY_CACHE_DIR", "ONESTEP_THEORY_NO_CACHE"
 #: Bounds: entries and bytes in the folder (the oldest used are deleted beyond them), the size of one entry.
 MAX_ENTRIES, MAX_BYTES, MAX_ENTRY_BYTES = 4096, 64 << 20, 256 << 10
+#: The folder is measured (and pruned) at a process's first write and then every PRUNE_EVERY writes.
+PRUNE_EVERY = 32
 _MISS = object()
-_STATE: dict = {"files": {}, "unwritable": set(), "names": None}
+_STATE: dict = {"files": {}, "unwritable": set(), "names": None, "writes": 0}
 
 
 def disk_cache_dir():
@@ -303,7 +305,9 @@ def _write(folder, path, fp: str, key: str, value) -> None:
             fh.write(text)
         os.replace(tmp, path)
         tmp = None
-        _prune(folder)
+        _STATE["writes"] += 1
+        if _STATE["writes"] % PRUNE_EVERY == 1 % PRUNE_EVERY:
+            _prune(folder)
     except OSError:
         _STATE["unwritable"].add(str(folder))
     finally:
