@@ -251,3 +251,22 @@ def test_check_report_and_frame_carry_the_context(tmp_path):
     pytest.importorskip("pandas")
     frame = sweep("m1", "lam=1:2:2", student="tanh", fixed={"phi": "1/2", "psi": "1/3"}).to_frame()
     assert frame.attrs["parameters"]["phi"] == "1/2" and "digits" in frame.attrs["method"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["bounds", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3"],
+    ["srf", "--student", "tanh", "--teacher", "He1", "--alpha0", "inf", "--eta", "1", "--alpha", "1", "--beta", "1",
+     "--lam", "1/10", "--dps", "20"],
+])
+def test_quantity_tables_show_every_field_with_its_vouched_digits(argv):
+    d = json.loads(cli(argv + ["--json"]))
+    tex = cli(argv + ["--table", "latex"])
+    cells = _structure(tex)
+    values = {**d, **d.get("order", {})}
+    assert len(cells) == sum(isinstance(values.get(k), str) for k in d["errors"])     # every field with an error
+    for _, num in cells:                    # each cell is a field's vouched digits (a zero: 0 at its error's place)
+        digits, (v, e) = re.match(r"\\num\{([-\d.]+)", num).group(1), _interval(num)
+        assert any(isinstance(values.get(k), str) and e >= F(err) and (values[k].split("e")[0] == digits or
+                                                                        values[k] == "0" == str(v))
+                   for k, err in d["errors"].items()), num
+    assert "% fixed: alpha0 = " in tex and tex.count(r"\num{") == len(cells)

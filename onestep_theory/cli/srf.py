@@ -116,21 +116,25 @@ def _run_srf(args):
         out["network"], line = _network_note(args)
         lines.append(line)
     if args.table:                       # test error, extras, order parameters: value +- error, the vouched digits
-        from ..quantities.table import latex_table, tex_text
-
-        rows = [{"quantity": k, "value": d[k] if k in d else out["order"].get(k, d["extra"].get(k)), "error": e}
-                for k, e in sorted(d["errors"].items(), key=lambda t: t[0] != "test_error")
-                if k in d or k in out["order"] or k in d["extra"]]
-        given = {k: getattr(args, k) for k in ("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "noise_var")}
-        out["table"] = latex_table(
-            rows, ["quantity", "value"], {"value": "error"}, context=cli_context(args, sol.provenance.get("method"),
-                                                                                  sol.provenance),
-            fixed={k: v for k, v in given.items() if v is not None}, form=table_form(args),
-            caption=f"sRF saddle point and test error (Result 3.3), student \\texttt{{{tex_text(args.student)}}}, "
-                    f"teacher \\texttt{{{tex_text(args.teacher)}}}")
+        out["table"] = _table(args, {**d, **out["order"], **d["extra"]}, d["errors"], sol.provenance,
+                              "sRF saddle point and test error (Result 3.3)", ["test_error", *d["errors"]])
         lines = [out["table"].rstrip()]
     emit(args, out, "\n".join(lines))
     return 0
+
+
+def _table(args, values, errors, prov, what, keys=None):
+    """``--table``: the fields with their errors as a booktabs table (``quantities.table.quantity_table``)."""
+    from ..quantities.table import quantity_table, tex_text
+
+    given = {k: getattr(args, k, None) for k in ("alpha0", "eta", "r", "c", "gamma", "alpha", "beta", "lam", "noise_var")}
+    if getattr(args, "command", None) == "bounds" and args.r is None and args.alpha0 is None:
+        given["alpha0"] = "inf"                  # bounds' default: perfect alignment
+    if getattr(args, "optimize_eta", False):
+        given.pop("eta")                         # searched, not fixed
+    return quantity_table(values, errors, list(dict.fromkeys(keys or errors)), context=cli_context(
+        args, prov.get("method"), prov), fixed={k: v for k, v in given.items() if v is not None}, form=table_form(args),
+        caption=f"{what}, student \\texttt{{{tex_text(args.student)}}}, teacher \\texttt{{{tex_text(args.teacher)}}}")
 
 
 def _network_note(args):
@@ -154,6 +158,10 @@ def _run_bounds(args):
 
         raise InvalidParameterError("--dps", args.dps, "not given with " + ("a grouped --readout" if is_grouped(args)
                                     else "--optimize-bias") + " (float64 only: its digits follow its printed error)")
+    if args.table and (is_grouped(args) or args.optimize_bias):
+        from ..core.errors import InvalidParameterError
+
+        raise InvalidParameterError("--table", args.table, "the uniform readout without --optimize-bias")
     if is_grouped(args):
         return run_bounds_groups(args)
     if args.optimize_bias:
@@ -177,6 +185,9 @@ def _run_bounds(args):
     if b.optimized and args.eta is not None:
         lines.append(f"(the given --eta {args.eta} is not used: --optimize-eta searches [0, {args.eta_max}])")
     text = "\n".join(lines)
+    if args.table:
+        text = d["table"] = _table(args, d, e, b.provenance, "Bounds (26), (27) of [CPDKLZL24]" + (
+            ", optimised over $\\tilde\\eta$ (28)" if b.optimized else ""))
     emit(args, d, text)
     return 0
 
@@ -327,6 +338,7 @@ def _setup_bounds(p):
                    help="the lower bound (27) minimised over a common first-layer bias b (docs/theory/srf-theory.md §4.9)")
     p.add_argument("--bias-max", type=exact_arg, default="3", help="the bias search range [-b, b] (at most 20)")
     add_readout(p)
+    add_table(p)
     _dps_arg(p)
     add_json(p)
     return _run_bounds

@@ -27,7 +27,7 @@ import re
 
 from ..core.errors import InvalidParameterError
 
-__all__ = ["FORMS", "TEX_NAMES", "latex_number", "latex_table", "tex_name", "tex_text"]
+__all__ = ["FORMS", "TEX_NAMES", "latex_number", "latex_table", "quantity_table", "tex_name", "tex_text"]
 
 FORMS = ("siunitx", "pm")
 
@@ -40,7 +40,9 @@ TEX_NAMES = {"alpha": r"\alpha", "beta": r"\beta", "lam": r"\lambda", "alpha0": 
              "bound_lower": r"\varepsilon_{(27)}", "stieltjes": "V_2(-\\lambda)", "train_loss_f0": r"\mathcal L_{\rm tr}(F_0)",
              "test_loss_f0": r"\mathcal L_{\rm te}(F_0)", "class_error": r"\varepsilon_{\rm class}",
              "train_loss": r"\mathcal L_{\rm tr}", "m": "m", "theta": r"\theta", "q1": "q_1", "q2": "q_2",
-             "V1": "V_1", "V2": "V_2", "D": "D", "quantity": r"\text{quantity}",
+             "V1": "V_1", "V2": "V_2", "D": "D", "quantity": r"\text{quantity}", "upper": r"\varepsilon_{(26)}",
+             "lower": r"\varepsilon_{(27)}", "eta_upper": r"\tilde\eta^*_{(26)}", "eta_lower": r"\tilde\eta^*_{(27)}",
+             "scale": r"\|\sigma_\star\|^2",
              **{f"hat_{k}": rf"\hat{{{v}}}" for k, v in (("V1", "V_1"), ("V2", "V_2"), ("q1", "q_1"), ("q2", "q_2"),
                                                        ("theta", r"\theta"), ("psi", r"\psi"), ("m", "m"))}}
 
@@ -155,3 +157,12 @@ def latex_table(rows: list, columns: list, errors: dict, *, caption: str = "", f
                      + ([r"\label{" + tex_text(label) + "}"] if label else [])
                      + [r"\begin{tabular}{" + spec + "}", r"\toprule", body[0], r"\midrule", *body[1:], r"\bottomrule",
                         r"\end{tabular}", r"\end{table}"]) + "\n"
+
+
+def quantity_table(values: dict, errors: dict, keys=None, **kw) -> str:
+    """A two-column table (quantity, value ± error) of one result's printed fields ``values`` (a ``to_dict``) with
+    their printed ``errors``, in the order of ``keys`` (default: of ``errors``); a field without an error is left out
+    (nothing vouches for its digits).  ``kw``: those of :func:`latex_table` (caption, fixed, context, form)."""
+    rows = [{"quantity": k, "value": values[k], "error": errors[k]} for k in (keys or errors)
+            if isinstance(values.get(k), str) and isinstance(errors.get(k), str)]
+    return latex_table(rows, ["quantity", "value"], {"value": "error"}, **kw)
