@@ -109,6 +109,12 @@ def test_bad_inputs_one_line_errors(bad, param):
     assert e.value.param == param and "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize("points", [[1, 2], "alpha", None, [{"alpha": "1"}, 5]])
+def test_points_not_dicts(points):
+    with pytest.raises(InvalidParameterError, match="^points="):
+        srf_batch("tanh", "sin", points, beta=1, lam="0.1", **CASE)
+
+
 def test_copies_equal_new_solutions():
     """The group's solutions after the first are copies with their own fields: equal to a new SRFSolution."""
     import dataclasses

@@ -243,10 +243,11 @@ def _levels(p, x, Jinv, cond, rules, target, spike, first):
 def srf_batch(student, teacher, points, *, tol=None, options=None, dps=None, progress=None, **fixed) -> list:
     r""":func:`~onestep_theory.srf.single.solve.srf_solve` at every point of ``points`` (dicts of the inputs that
     vary: ``alpha``, ``beta``, ``lam``, ``noise_var``, ``alpha0``, ``eta`` or ``r``, ``c``, ``gamma``), the others
-    ``fixed``; returns one :class:`SRFSolution` per point, in order, each with its own refined error (module
-    docstring).  Options the batch does not cover, and ``dps``, run srf_solve point by point, warm-started.
-    ``progress(done, total)`` is called after each group of points sharing (r, c, γ)."""
+    ``fixed``; one :class:`SRFSolution` per point, in order, each with its own refined error (module docstring).
+    Options the batch does not cover, and ``dps``, run srf_solve point by point; ``progress(done, groups)``."""
     opt = SRFOptions.build(options, {k: fixed.pop(k) for k in list(fixed) if k in SRFOptions.__dataclass_fields__})
+    if not isinstance(points, (list, tuple)) or not all(isinstance(pt, dict) for pt in points):
+        raise InvalidParameterError("points", str(points)[:40], "a list of dicts of inputs ({'alpha': '1/2'}, ...)")
     pts, known = [dict(fixed, **pt) for pt in points], {"alpha", "beta", "lam", "noise_var"} | set(GROUP)
     for k, v in ((k, v) for pt in pts for k, v in pt.items() if k not in known):
         raise InvalidParameterError(k, v, f"an input of srf_solve ({', '.join(sorted(known))})")
@@ -311,8 +312,7 @@ def _start(states, keys, coord):
 
 
 def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, coord):
-    """Solve the points ``ix`` that share (r, c, γ): warm starts (``_start``) or a solved neighbour's state, Newton,
-    the refinement; srf_solve where the batch fails."""
+    """The points ``ix`` sharing (r, c, γ): starts (``_start``, a solved neighbour), Newton, ``_levels``, srf_solve."""
     (rr, cc, gg, m), p, spike = mapping, par[:, ix], bool(opt.spike_channel)
     keys = list(map(tuple, p[:3].T))
     X, rules, conv, solved = _start(states, keys, coord), {}, np.zeros(len(ix), bool), {}   # solved: by srf_solve
