@@ -157,6 +157,15 @@ def test_concurrent_processes(cache_dir):
     assert sorted(v[1] for v in values) == list(range(1, 25))
 
 
+def test_dummy_symbols_are_never_stored(cache_dir):
+    """A Dummy's identity is its process's counter: a stored one would equal another process's unrelated Dummy."""
+    CALLS.clear()
+    d = sp.Dummy("t")
+    build(d, 2)
+    build(d, 2)
+    assert len(CALLS) == 2 and entries(cache_dir) == []
+
+
 def test_another_version_does_not_read_the_entries(cache_dir):
     saved = onestep_theory.__version__
     CALLS.clear()

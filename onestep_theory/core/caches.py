@@ -181,6 +181,8 @@ def _encode(v):
     if isinstance(v, tuple):
         return {"t": [_encode(u) for u in v]}
     if isinstance(v, sympy.Basic):
+        if v.atoms(sympy.Dummy, sympy.Wild):     # their identity is the process's: never across processes
+            raise TypeError("a Dummy or Wild symbol")
         return {"e": sympy.srepr(v)}
     raise TypeError(f"not cacheable on disk: {type(v).__name__}")
 
