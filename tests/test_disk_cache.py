@@ -100,11 +100,13 @@ def test_corrupt_partial_and_tampered_entries_are_rebuilt(cache_dir, tmp_path):
     marker = tmp_path / "ran"
     evil = json.loads(text)
     evil["value"] = {"t": [{"e": f"__import__('os').system('touch {marker}')"}, "x", {"i": "3"}, None]}
-    for bad in (text[: len(text) // 2], "", "{not json", json.dumps(evil)):
+    evil2 = json.loads(text)                  # a string SymPy would sympify, i.e. parse and evaluate as Python
+    evil2["value"] = {"t": [{"e": f"sin('__import__(\"os\").system(\"touch {marker}\")')"}, "x", {"i": "3"}, None]}
+    for bad in (text[: len(text) // 2], "", "{not json", json.dumps(evil), json.dumps(evil2)):
         path.write_text(bad)
         assert build(x, 3) == want
         assert json.loads(path.read_text())["value"] == json.loads(text)["value"]     # rewritten whole
-    assert len(CALLS) == 5 and not marker.exists()
+    assert len(CALLS) == 6 and not marker.exists()
 
 
 def test_no_cache_flag_and_environment_write_nothing(cache_dir):

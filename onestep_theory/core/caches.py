@@ -201,8 +201,9 @@ def _sympy_names() -> dict:
 
 
 def _build(node, names):
-    """The SymPy object of an ``srepr`` syntax tree, built from a whitelist: calls of SymPy classes with constant
-    or nested arguments, SymPy singletons, unary minus.  Anything else raises ``ValueError`` (no code runs)."""
+    """The SymPy object of an ``srepr`` syntax tree, built from a whitelist: calls of SymPy classes with numbers or
+    nested calls as arguments (a string only as a Symbol's name or a Float's digits), SymPy singletons, unary minus.
+    Anything else raises ``ValueError``: no code runs, nothing is parsed."""
     import ast
 
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, str, bool)):
@@ -216,11 +217,14 @@ def _build(node, names):
         return -v
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
         args = [_build(a, names) for a in node.args]
+        # a string only as the name of a Symbol or the digits of a Float: elsewhere SymPy would sympify (parse) it
+        if any(isinstance(a, str) and (i or node.func.id not in ("Symbol", "Float")) for i, a in enumerate(args)):
+            raise ValueError("a string argument")
         if node.func.id == "Pow" and all(isinstance(a, int) or getattr(a, "is_Integer", False) for a in args) \
                 and abs(int(args[1])) > 4096:
             raise ValueError("a huge integer power")      # bounded work even for a tampered entry
         kw = {k.arg: _build(k.value, names) for k in node.keywords if k.arg}
-        if len(kw) != len(node.keywords) or not all(isinstance(v, (int, str, bool)) for v in kw.values()):
+        if len(kw) != len(node.keywords) or not all(isinstance(v, int) for v in kw.values()):
             raise ValueError("keyword arguments")
         return names[node.func.id](*args, **kw)
     raise ValueError(f"not an srepr node: {type(node).__name__}")
