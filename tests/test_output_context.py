@@ -270,3 +270,22 @@ def test_quantity_tables_show_every_field_with_its_vouched_digits(argv):
                                                                         values[k] == "0" == str(v))
                    for k, err in d["errors"].items()), num
     assert "% fixed: alpha0 = " in tex and tex.count(r"\num{") == len(cells)
+
+
+def test_alpha0_inf_wherever_the_mapping_takes_it(capsys):
+    base = ["--student", "tanh", "--teacher", "He1", "--eta", "1", "--beta", "1", "--lam", "1/10"]
+    one = json.loads(cli(["srf", *base, "--alpha0", "inf", "--alpha", "1", "--json"]))
+    rows = json.loads(cli(["srf-curve", *base, "--alpha0", "20", "--sweep", "alpha0", "--values", "20,inf", "--alpha",
+                           "1", "--json"]))["rows"]
+    swept = json.loads(cli(["sweep", "test_error", *base, "--alpha0", "inf", "--over", "alpha=1:2:2", "--json"]))
+    assert rows[1]["alpha0"] == "inf"
+    pairs = [(one["test_error"], one["abs_error"]), (rows[1]["test_error"], rows[1]["abs_error"]),
+             (swept["rows"][0]["value"], swept["rows"][0]["error"])]   # three paths (cold, warm from alpha0 = 20)
+    assert all(abs(F(a) - F(b)) <= F(ea) + F(eb) for a, ea in pairs for b, eb in pairs)
+    assert F(one["gamma"]) == F(one["c"]) == 1                       # perfect alignment (Result 3.1 at alpha0 = inf)
+    capsys.readouterr()
+    for argv in (["srf-curve", *base, "--alpha0", "20", "--sweep", "lam", "--values", "1,inf", "--alpha", "1"],
+                 ["sweep", "test_error", *base, "--alpha0", "20", "--eta", "inf", "--over", "alpha=1:2:2"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and ("lam" in err or "eta" in err), err

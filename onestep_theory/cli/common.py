@@ -248,7 +248,7 @@ def exact_text(value) -> str:
     return str(value)
 
 
-def exact_grid(name):
+def exact_grid(name, infinite=False):
     """Argument type of a list of exact numbers: ``"0.1"``, ``"0.1,1/3,1"`` or ``"start:stop:num"`` (inclusive,
     evenly spaced *exactly*: ``0.2:3:15`` gives 0.2, 0.4, ..., 3).  Each value is kept as exact text (a number as
     typed, or :func:`exact_text` of a grid point), so the theory reads the same exact number from every command."""
@@ -268,8 +268,8 @@ def exact_grid(name):
                 lo, hi = to_exact(a, name), to_exact(b, name)
                 # exact arithmetic already: no nsimplify (it ran PSLQ on every point, 14 ms each)
                 return [exact_text(sp.expand(lo + (hi - lo) * sp.Rational(i, max(n - 1, 1)))) for i in range(n)]
-            for v in items:
-                to_exact(v, name)
+            for v in items:                          # ``infinite``: 'inf' in a list (srf-curve --sweep alpha0)
+                to_exact(v, name, allow_infinite=infinite)
             return items
         except (ValueError, TypeError, InvalidParameterError):
             raise argparse.ArgumentTypeError(bad) from None

@@ -138,7 +138,8 @@ def _setup_curve(p):
     p.add_argument("--alphas", type=exact_grid("--alphas"), help="alpha values: 'a,b,c' or 'start:stop:num' (exact)")
     p.add_argument("--sweep", choices=["alpha", "beta", "lam", "eta", "alpha0", "noise_var"],
                    help="sweep another parameter (with --values)")
-    p.add_argument("--values", type=exact_grid("--values"), help="values of the swept parameter")
+    p.add_argument("--values", type=exact_grid("--values", infinite=True), help="values of the swept parameter "
+                                                                              "('inf' for alpha0)")
     p.add_argument("--alpha", type=exact_arg, help="n/d when sweeping another parameter")
     p.add_argument("--beta", type=exact_arg, default="1")
     p.add_argument("--lam", type=exact_arg, default="1/10")
