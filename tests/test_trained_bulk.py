@@ -98,7 +98,27 @@ def test_refused_inputs():
     with pytest.raises(InvalidParameterError, match="noise_var"):
         srf_solve("tanh", "tanh", spectrum="trained", noise_var="0.1", **CASE_B)
     with pytest.raises(InvalidParameterError, match="row_norms"):
-        srf_solve("tanh", "tanh", spectrum="trained", row_norms=True, **CASE_B)
+        srf_solve("tanh", "tanh", spectrum="empirical", empirical=([1.0] * 4, [1.0] * 4, [1.0] * 4, [0.0] * 4),
+                  row_norms=True, **CASE_B)
+
+
+def test_row_norms_on_the_trained_bulk():
+    """§7: at α0 = ∞ the row-norm correction on the trained bulk is srf-theory.md §4.11's (W̃ = W⁰ there); with no
+    heterogeneity, (k, s²) = (0, 0), it is the trained bulk alone; in case A it stays within 0.1 % of the sum of the
+    two corrections (−3.12 % and +0.045 %)."""
+    kw = dict(alpha0="inf", eta=3, alpha=3, beta=1, lam="0.1")
+    a = srf_solve("tanh", "sin", row_norms=True, **kw)
+    b = srf_solve("tanh", "sin", spectrum="trained", row_norms=True, **kw)
+    assert abs(b.test_error - a.test_error) <= a.abs_error + b.abs_error
+    assert float(a.test_error) < 0.95 * 0.0218072524     # the correction is on (−6.4 %)
+    t0 = srf_solve("tanh", "tanh", spectrum="trained", **CASE_B)
+    t1 = srf_solve("tanh", "tanh", spectrum="trained", row_norms=(0, 0), **CASE_B)
+    assert abs(t1.test_error - t0.test_error) <= t0.abs_error + t1.abs_error
+    kw = dict(alpha0=20, eta=3, alpha=3, beta=1, lam="0.1")
+    v = [float(srf_solve("tanh", "sin", **kw, **o).test_error) for o in
+         ({}, dict(row_norms=True), dict(spectrum="trained"), dict(spectrum="trained", row_norms=True))]
+    assert abs((v[3] - v[0]) - (v[1] - v[0]) - (v[2] - v[0])) < 1e-3 * v[0]
+    assert v[3] > v[1]
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ from ...core.errors import ConvergenceError
 from ..features.kappa import SRFSetup
 from .channel import general_hats, inner_rule
 from .priors import mp_integrals, mp_integrals_quad
-from .trainedbulk import trained_prior
+from .trainedbulk import trained_prior, trained_row_norm_terms
 
 __all__ = ["ORDER", "HATS", "MapOptions", "DomainError", "fp_map", "is_valid", "all_values", "general_extras"]
 
@@ -86,7 +86,8 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
     a_th = mu1 * k              # d mbar / d theta
     extra = 0                   # the omega term of the row-norm correction
     if o.row_norms is not None:
-        a_th, extra, s2, hom_of = _row_norm_terms(S, o, m, th, ps, V2, inv, aS, sqrt)
+        terms = trained_row_norm_terms if o.spectrum == "trained" else _row_norm_terms    # trained-bulk.md §7
+        a_th, extra, s2, hom_of = terms(S, o, m, th, ps, V2, inv, aS, sqrt)
     mbar = mu0 * m + a_th * th + extra
     Ek = S.h2 - 2 * mbar * S.h + mbar * mbar - 2 * mu1 * ps * S.h1 + q
     B = Ek + o.noise_var
@@ -124,8 +125,9 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
     elif o.spectrum == "trained":   # F1 with the trained bulk's deterministic equivalent, trained-bulk.md §5
         if not hV1 > 0:
             raise DomainError("hat V1 <= 0")
+        rn = None if o.row_norms is None else (o.row_norms[0], s2, hom_of(mbar))
         V1n, V2n, th_n, ps_n, q1n, q2n, Dsm, _ = trained_prior(o.trained(S, o.beta), o.lam, hV1, hV2, hq1, hq2, hth,
-                                                               hps, o.cross_term)
+                                                               hps, o.cross_term, row_norms=rn)
     else:  # F1, docs/theory/srf-theory.md §4.6
         Dv, Fv, Hv, Gv = o.empirical
         Sv = o.lam + hV1 * Dv + hV2

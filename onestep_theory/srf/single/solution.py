@@ -56,8 +56,8 @@ class SRFOptions:
     giant step (§2 "Row norms"), which Result 3.3 leaves out and which puts the network several percent from it
     (docs/studies/mechanism.md); (r, c, γ) from α0 and η̃.  ``row_norms=(k, s2)``: a given heterogeneity (squared
     row norms :math:`c+k\,w_i^{0\top}v+s\zeta_i/\sqrt d`, e.g. measured on trained weights), with any (r, c, γ).
-    Square loss, F3 prior, a twice-differentiable odd student; the solution's ``extra`` then holds ``row_norm_k``
-    and ``row_norm_s2``.
+    Square loss, the F3 prior or the trained bulk (``spectrum="trained"``), a twice-differentiable odd
+    student; the solution's ``extra`` then holds ``row_norm_k`` and ``row_norm_s2``.
     """
 
     c_formula: str = "corrected"

@@ -170,11 +170,12 @@ def _general_loss(o, opt, teacher, noise_var):
 def _row_norms(opt, mapping, student, teacher, alpha0, eta, noise_var, rr):
     """``(k, s2, errors)`` of the row-norm correction (docs/theory/srf-theory.md §4.11) to the digits asked at the
     ambient boundary."""
-    bad = ("the general loss" if opt.loss is not None else f"spectrum={opt.spectrum!r}" if opt.spectrum != "mp" else
+    bad = ("the general loss" if opt.loss is not None else
+           f"spectrum={opt.spectrum!r}" if opt.spectrum == "empirical" else
            "the notebook's fixed rules" if (opt.kappa_nodes or opt.inner_nodes) else None)
     if bad:
-        raise InvalidParameterError("row_norms", opt.row_norms, f"the square loss, the F3 prior and the default "
-                                    f"rules (not {bad})")
+        raise InvalidParameterError("row_norms", opt.row_norms, f"the square loss, the F3 or trained prior, the "
+                                    f"default rules (not {bad})")
     if opt.row_norms is True:
         if mapping is None:
             raise InvalidParameterError("row_norms", True, "alpha0 and eta (the correction is a property of the "

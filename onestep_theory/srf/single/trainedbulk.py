@@ -7,7 +7,8 @@ Conditionally on the step's samples the bulk's rows are Gaussian with population
 (trained-bulk.md (1)–(3)).  Every prior integral is a function of :math:`t=(\lambda+\hat V_2)/\hat V_1` through
 the normalised trace :math:`\bar\kappa(t)` of :math:`(t+\beta'T)^{-1}`, the Silverstein variable δ and three
 quadratic forms (trained-bulk.md (4)–(12)); their t-derivatives are taken by the complex step
-(trained-bulk.md §4).  Float64 and mpf (numpy object arrays) run the same code.
+(trained-bulk.md §4); the row-norm correction on top is :func:`trained_row_norm_terms` and the
+``row_norms`` of :func:`trained_prior` (trained-bulk.md §7).  Float64 and mpf (numpy object arrays) run the same code.
 
 References
 ----------
@@ -31,7 +32,8 @@ from ...hermite.evaluate import arb_callable
 from ...hermite.expressions import breakpoints
 from ...hermite.quadrature import normal_rule
 
-__all__ = ["StepLaw", "step_law", "trained_law", "resolvents", "trained_prior", "trained_moments"]
+__all__ = ["StepLaw", "step_law", "trained_law", "resolvents", "trained_prior", "trained_row_norm_terms",
+           "trained_moments"]
 
 
 @dataclasses.dataclass
@@ -205,10 +207,13 @@ def _values_and_slopes(L: StepLaw, t, start=None):
     return vals, slopes, st
 
 
-def trained_prior(L: StepLaw, lam, hV1, hV2, hq1, hq2, hth, hps, cross_term=True, start=None):
+def trained_prior(L: StepLaw, lam, hV1, hV2, hq1, hq2, hth, hps, cross_term=True, start=None, row_norms=None):
     r"""The prior equations (F1 form, docs/theory/srf-theory.md §4.6) with the trained bulk's deterministic
     equivalent (trained-bulk.md (13)): returns ``(V1, V2, theta, psi, q1, q2, D, start)`` with D the
-    Sherman–Morrison denominator :math:`1-\beta\hat V_1V_1` and ``start`` the warm start of the next call."""
+    Sherman–Morrison denominator :math:`1-\beta\hat V_1V_1` and ``start`` the warm start of the next call.
+
+    ``row_norms=(k, s2, hat_omega)``: the row-norm direction :math:`\delta c=kW^0v+s\zeta/\sqrt d` as a third F1
+    direction with :math:`f_{cv}=kg`, :math:`f_{c\perp}=0`, :math:`f_{cc}=(k^2+s^2)g` (trained-bulk.md (15))."""
     t = (lam + hV2) / hV1
     (g, fF, fG, fH), (dg, dF, dG, dH), st = _values_and_slopes(L, t, start)
     if not cross_term:
@@ -224,7 +229,34 @@ def trained_prior(L: StepLaw, lam, hV1, hV2, hq1, hq2, hth, hps, cross_term=True
     dF_, dG_, dH_ = (fF + t * dF) * i2, (fG + t * dG) * i2, (fH + t * dH) * i2   # <D X/S^2>
     q1 = hq1 * S2_2 + hq2 * S2_1 + hth * hth * dF_ + 2 * hth * hps * dG_ + hps * hps * dH_
     q2 = hq1 * S2_1 + hq2 * S2_0 + hth * hth * nF + 2 * hth * hps * nG + hps * hps * nH
+    if row_norms is not None:            # trained-bulk.md (15)-(16)
+        kk, s2, hom = row_norms
+        th = th + sb * hom * kk * g * i1
+        cc = hom * hom * (kk * kk + s2) + 2 * hth * hom * kk
+        q1, q2 = q1 + cc * S2_1, q2 + cc * S2_0
     return V1, V2, th, ps, q1, q2, 1 - b * hV1 * V1, st
+
+
+def trained_row_norm_terms(S, o, m, th, ps, V2, inv, aS, sqrt):
+    r"""The channel side of the row-norm correction on the trained bulk (trained-bulk.md §7, (16)): the coefficient
+    of ϑ in :math:`\bar m` (:math:`\mu_1\kappa`: the norms' direction :math:`W^0v` is not folded into ϑ), the
+    term :math:`g\,\Omega_c` with the overlap :math:`\Omega_c=\hat a^\top\delta c/\sqrt p` eliminated exactly
+    (it is linear), :math:`s^2`, and :math:`\hat\omega(\bar m)`; the signature of the F3 form's terms
+    (docs/theory/srf-theory.md §4.11)."""
+    kk, s2 = o.row_norms
+    g = S.dmu0
+    E = lambda arr: S.w @ arr  # noqa: E731
+    a_th = S.mu1 * S.kappa
+    base = S.mu0 * m + a_th * th
+    ell = sqrt(o.beta) * V2
+    A, B = aS * E(g * (S.h - base) * inv), aS * E(g * g * inv)
+    if o.spike_channel:
+        th0, C = aS * E(a_th * (S.h - base) * inv), aS * E(a_th * g * inv)
+    else:
+        th0 = C = 0 * A
+    w2 = kk * kk + s2
+    oc = ell * (w2 * A + kk * th0) / (1 + ell * (w2 * B + kk * C))
+    return a_th, g * oc, s2, (lambda mbar: aS * E(g * (S.h - mbar) * inv))
 
 
 def trained_moments(L: StepLaw):
