@@ -14,7 +14,9 @@ in the process, as :func:`clear_caches` followed by a run with ``ONESTEP_THEORY_
 from __future__ import annotations
 
 import functools
+import json
 import os
+import pathlib
 
 __all__ = ["cached", "cached_at_precision", "register", "clear_caches", "disk_cached", "disk_cache_dir",
            "disk_cache_enabled", "disk_cache_off"]
@@ -81,10 +83,9 @@ _STATE: dict = {"files": {}, "unwritable": set(), "names": None, "writes": 0}
 
 def disk_cache_dir():
     """The folder of the disk cache (a ``pathlib.Path``; it may not exist yet): ``$ONESTEP_THEORY_CACHE_DIR``,
-    else the user's cache directory as platformdirs finds it — ``$XDG_CACHE_HOME/onestep_theory`` or
+    else the user's cache directory (the convention of platformdirs) — ``$XDG_CACHE_HOME/onestep_theory`` or
     ``~/.cache/onestep_theory`` (Linux), ``~/Library/Caches/onestep_theory`` (macOS),
     ``%LOCALAPPDATA%\\onestep_theory\\Cache`` (Windows).  Deleting it is always safe."""
-    import pathlib
     import sys
 
     if os.environ.get(ENV_DIR):
@@ -131,7 +132,6 @@ def _fingerprint(module_file: str) -> str:
     ``core/precision.py``, this module) and of the module of the cached function — an edited checkout (an editable
     install keeps its version) never reads an entry of other code."""
     import hashlib
-    import pathlib
 
     import flint
     import mpmath
@@ -157,7 +157,6 @@ def _fingerprint(module_file: str) -> str:
 
 
 def _source(path) -> bytes:
-    import pathlib
 
     try:
         return pathlib.Path(path).read_bytes()
@@ -270,7 +269,6 @@ def _entry(key: str, module_file: str):
 
 def _read(path, fp: str, key: str):
     """The value stored under ``key``, or ``_MISS`` (no entry; a partial, corrupt or foreign one is a miss)."""
-    import json
     try:
         with open(path, encoding="utf-8") as fh:
             d = json.load(fh)
@@ -289,7 +287,6 @@ def _read(path, fp: str, key: str):
 def _write(folder, path, fp: str, key: str, value) -> None:
     """Store ``value`` atomically (a temporary file, then ``os.replace``), only if it reads back equal; never
     raises — an unwritable folder is not tried again by the process, silently."""
-    import json
     import tempfile
 
     if str(folder) in _STATE["unwritable"]:
@@ -373,7 +370,6 @@ def disk_cached(name: str, *, at_precision: bool = False):
     the ambient precision (as :func:`cached_at_precision`): the working precisions of mpmath and Arb join the key.
     """
 
-    import json
 
     def deco(fn):
         module_file = fn.__code__.co_filename
