@@ -239,7 +239,7 @@ class Refined:
 
 
 def refine(step, estimate, *, start: int = 0, max_level: int = MAX_LEVEL, what: str = "refinement",
-           progress=None) -> Refined:
+           progress=None, first: int = 2) -> Refined:
     """Compute ``step(level, previous)`` for level = ``start``, ``start`` + 1, … (``previous``: the step's result
     on the level before, None at first: a warm start) until the targets are met.
 
@@ -247,7 +247,9 @@ def refine(step, estimate, *, start: int = 0, max_level: int = MAX_LEVEL, what: 
     ``checks``, an iterable of ``(value, error, Target)``; the loop stops when every check is met, after
     ``max_level`` refinements (``max_level`` + 1 levels), or when ``step`` raises InvalidParameterError naming
     ``quadrature`` (the rule's node limit: the levels so far are kept; with fewer than two there is no error
-    estimate, and ConvergenceError says so).  ``progress(i, n)`` is called after each level.
+    estimate, and ConvergenceError says so).  ``progress(i, n)`` is called after each level.  ``first``: the levels
+    before the first estimate (1 for a step that measures its own error against the next rule level, e.g. τ* of
+    srf.optimal.taustar: then ``coarse`` is None on the first level).
 
     >>> out = refine(lambda L, prev: sum(2.0 ** -k for k in range(4 * L + 8)),
     ...              lambda a, b: ((e := error_of(abs(b - a))), [(b, e, Target(1e-6))]))
@@ -262,14 +264,14 @@ def refine(step, estimate, *, start: int = 0, max_level: int = MAX_LEVEL, what: 
         except InvalidParameterError as exc:
             if exc.param != "quadrature":
                 raise
-            if len(levels) < 2:
+            if len(levels) < first:
                 raise ConvergenceError(f"{what}: no error estimate possible ({exc})", len(levels)) from None
             break                                # node limit reached: report what we have
         levels.append(res)
         if progress is not None:
             progress(level - start + 1, n)
-        if len(levels) >= 2:
-            errors, checks = estimate(levels[-2], levels[-1])
+        if len(levels) >= first:
+            errors, checks = estimate(levels[-2] if len(levels) >= 2 else None, levels[-1])
             if all(t.met(v, e) for v, e, t in checks):
                 met = True
                 break

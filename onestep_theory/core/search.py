@@ -28,31 +28,47 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
 from .errors import ConvergenceError
-from .precision import GUARD_DIGITS, workdps
+from .precision import precision
 from .results import VouchedResult, digits_of, provenance
 
-__all__ = ["grid_minimize", "Argmin", "certified_argmin", "differences"]
+__all__ = ["grid_basin", "grid_minimize", "Argmin", "certified_argmin", "differences"]
 
 #: widenings (×10) of the certified interval before the search gives up (three times as many in float64)
 _WIDEN = 8
 
 
+def grid_basin(f, lo: float, hi: float, points: int = 41, xatol: float = 1e-9, ends: bool = True):
+    """The basin of ``f`` on ``[lo, hi]``: ``(grid, vals, i, brent)`` — ``points`` grid values, f on them, the index
+    of the best, and bounded Brent's ``(x, f(x))`` between its neighbours (None when the best is an end of the grid
+    and ``ends`` is False: the caller decides what an end means).  The global step of :func:`grid_minimize` and of
+    the τ* search (srf.optimal.taustar).
+
+    >>> grid, vals, i, (x, fx) = grid_basin(lambda t: (t - 0.3) ** 2, -1.0, 1.0)
+    >>> round(float(x), 6), round(float(grid[i]), 2)
+    (0.3, 0.3)
+    """
+    grid = np.linspace(float(lo), float(hi), int(points))
+    vals = [f(float(t)) for t in grid]
+    i = int(np.argmin(vals))
+    if not ends and i in (0, len(grid) - 1):
+        return grid, vals, i, None
+    res = minimize_scalar(f, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]), method="bounded",
+                          options={"xatol": xatol})
+    return grid, vals, i, (res.x, res.fun)
+
+
 def grid_minimize(f, lo: float, hi: float, points: int = 41, xatol: float = 1e-9):
     """``(x, f(x))`` minimising ``f`` on ``[lo, hi]``: the best of ``points`` grid values, refined by bounded Brent
-    between its neighbours (the grid point is kept if Brent does not improve on it).  No error: a fit's basin
-    finder (the simulators' bias fit); a theory argmin uses :func:`certified_argmin`.
+    between its neighbours (the grid point is kept if Brent does not improve on it; :func:`grid_basin`).  No error:
+    a fit's basin finder (the simulators' bias fit); a theory argmin uses :func:`certified_argmin`.
 
     >>> x, fx = grid_minimize(lambda t: (t - 0.3) ** 2, -1.0, 1.0)
     >>> round(x, 6), fx < 1e-12
     (0.3, True)
     """
-    grid = np.linspace(float(lo), float(hi), int(points))
-    vals = [f(float(t)) for t in grid]
-    i = int(np.argmin(vals))
-    res = minimize_scalar(f, bounds=(grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]), method="bounded",
-                          options={"xatol": xatol})
-    if res.fun < vals[i]:
-        return float(res.x), float(res.fun)
+    grid, vals, i, (bx, bf) = grid_basin(f, lo, hi, points, xatol)
+    if bf < vals[i]:
+        return float(bx), float(bf)
     return float(grid[i]), float(vals[i])
 
 
@@ -241,7 +257,7 @@ def certified_argmin(scan, deriv, value, lo, hi, *, dps=None, xscale=1.0, points
         p = max(1, 2 * round((p_est - 1) / 2) + 1)
     C = g_loc / float(delta) ** p if g_loc > 0 else abs(slope)
     if dps is not None:
-        with workdps(dps + GUARD_DIGITS):
+        with precision(dps):            # the secant polish at the digits asked (the boundary's guard digits)
             tol = mpmath.mpf(10) ** -(dps + 1) * max(abs(mpmath.mpf(x)), mpmath.mpf(xscale))
 
             def u(t):       # a simple root: the p-th root of the derivative

@@ -23,7 +23,7 @@ import sympy as sp
 
 from ...core.errors import ConvergenceError
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import Target, error_of, precision, refine, refined, working_digits
+from ...core.precision import Target, asked_digits, error_of, precision, refine, refined, working_digits
 from ...hermite.activation import Activation
 from ...hermite.expressions import breakpoints, x
 from ..features.kappa import srf_setup
@@ -126,15 +126,16 @@ def bounds_on_rule(S, norm2, extension: bool, dmu=None):
     return upper, lower, amp, (None if dmu is None else (s_up, s_lo, gsc))
 
 
-def _slopes_on(S, student, teacher, r, c, gamma, direction, digits, level, wd, lower=True):
-    """``(μ0', μ1')`` on the nodes of ``S`` along ``direction = (r', b', c')``: σ'' smoothed on the same rule
-    (not needed, and μ1' None, for the upper bound alone along a path with c' = 0)."""
+def _slopes_on(S, student, teacher, r, c, gamma, direction, accuracy, level, lower=True):
+    """``(μ0', μ1')`` on the nodes of ``S`` along ``direction = (r', b', c')``: σ'' smoothed on the same rule (built
+    for ``accuracy`` digits, at the ambient precision with ``S.mp``; not needed, and μ1' None, for the upper bound
+    alone along a path with c' = 0)."""
     dr, db, dc = direction
     if not lower and dc == 0:
         return (dr * S.kappa + db) * S.mu1, None
     s = Activation.from_any(student, "student")
     d2 = Activation(sp.diff(s.expr, x, 2), False, f"({s.name})''")
-    S2 = srf_setup(d2, teacher, r, c, gamma, digits=digits, level=level, mp=wd is not None)
+    S2 = srf_setup(d2, teacher, r, c, gamma, digits=accuracy, level=level, mp=S.mp)
     if len(S2.kappa) != len(S.kappa) or S2.kappa[0] != S.kappa[0] or S2.kappa[-1] != S.kappa[-1]:
         raise ConvergenceError("bounds: the kappa-rule of sigma'' differs from sigma's (analytic slope unavailable)")
     a = dr * S.kappa + db
@@ -177,10 +178,9 @@ def refined_bounds(student, teacher, r, c, gamma, dps, target, *, direction=None
     while True:
         try:
             if dps is None:
-                return _refined(student, teacher, r, c, gamma, None, target, direction, gtol, cheap, which, 0, None)
+                return _refined(student, teacher, r, c, gamma, False, target, direction, gtol, cheap, which, 0)
             with precision(dps), refined(extra, why="the orthogonalisation of (27) loses log10(amp^2) digits"):
-                return _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap, which, extra,
-                                working_digits())
+                return _refined(student, teacher, r, c, gamma, True, target, direction, gtol, cheap, which, extra)
         except _MoreDigits as exc:          # restart at the precision this conditioning needs
             extra = exc.args[0]
 
@@ -189,25 +189,34 @@ class _MoreDigits(Exception):
     """The orthogonalisation of (27) needs ``args[0]`` more working digits than it had."""
 
 
-def _refined(student, teacher, r, c, gamma, dps, target, direction, gtol, cheap, which, extra, wd):
-    """:func:`refined_bounds` at the working digits ``wd`` (the boundary's and ``extra`` more; None in float64;
-    raises _MoreDigits when they are too few); the levels are those of :func:`~onestep_theory.core.precision.refine`."""
+def _refined(student, teacher, r, c, gamma, mp, target, direction, gtol, cheap, which, extra):
+    """:func:`refined_bounds` in float64, or (``mp``) at the ambient working precision (the boundary's and ``extra``
+    more; raises _MoreDigits when they are too few); the levels are those of
+    :func:`~onestep_theory.core.precision.refine`."""
     t = Activation.from_any(teacher, "teacher")
     ext = float(gamma) < 1
     gtol = math.inf if gtol is None else float(gtol)
+    dps = asked_digits() - extra if mp else None        # the digits asked at the boundary
+    wd = working_digits() if mp else None
+    # the rules' accuracy: 16 digits in float64, else two digits below the last one asked (the change between two
+    # levels, the error estimate, is not swamped by their own discretisation error: docs/theory/numerics.md §3)
     digits = 16 if dps is None else dps + 2
-    norm2 = float(t.second_moment(20)) if dps is None else t.second_moment(wd + 2)
+    if dps is None:
+        norm2 = float(t.second_moment(20))
+    else:
+        with refined(12, why="||sigma*||^2 two digits beyond the working ones (its rounding below the bounds')"):
+            norm2 = t.second_moment(asked_digits())
 
     def step(level, prev):
-        S = srf_setup(student, teacher, r, c, gamma, digits=digits, level=level, mp=wd is not None)
+        S = srf_setup(student, teacher, r, c, gamma, digits=digits, level=level, mp=mp)
         if dps is None:
             dmu = None if direction is None else _slopes_on(S, student, teacher, r, c, gamma, direction, digits,
-                                                            level, wd, 1 in which)
+                                                            level, 1 in which)
             *vals, amp, sl = bounds_on_rule(S, norm2, ext, dmu)
             return vals, amp, sl, len(S.w)
         try:
             dmu = None if direction is None else _slopes_on(S, student, teacher, r, c, gamma, direction, digits,
-                                                            level, wd, 1 in which)
+                                                            level, 1 in which)
             *vals, amp, sl = bounds_on_rule(S, mpmath.mpf(norm2), ext, dmu)
         except IllConditioned as exc:
             vals, amp, sl = None, exc.args[0], None

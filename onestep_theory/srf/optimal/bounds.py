@@ -71,8 +71,8 @@ def best_linear_checked(teacher, dps: int | None = None) -> tuple:
         k = asked_digits()
         return t.second_moment(k) - t.coeff(1, k) ** 2 - t.coeff(0, k) ** 2
 
-    # 5 digits beyond those asked: the value enters the differences of (26)-(28) with the bounds at dps digits
-    with precision((dps or 15) + 5):
+    with precision(dps or 15), refined(5, why="5 digits beyond those asked: the value enters the differences of "
+                                               "(26)-(28) with the bounds at dps digits"):
         lo, rounding = value(), mpmath.mpf(10) ** -(working_digits() - 2)
         with refined(why="the error estimate's second evaluation"):
             hi = value()

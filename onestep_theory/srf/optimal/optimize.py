@@ -18,7 +18,7 @@ import sympy as sp
 
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import binary_exact
-from ...core.precision import GUARD_DIGITS, precision, workdps
+from ...core.precision import asked_digits, precision, refined
 from ...core.search import certified_argmin, differences
 from ...hermite.activation import Activation
 from ..features.kappa import srf_setup
@@ -28,18 +28,21 @@ from .boundrule import bounds_on_rule, refined_bounds, smooth_enough
 __all__ = ["eta_line", "eta_optimum", "bias_optimum", "eta_of_kappa"]
 
 
-def eta_line(student, teacher, alpha0, noise_var, c_formula, strict_odd, dps):
-    r"""``(A, B, γ)`` with :math:`r=\tilde\eta A`, :math:`c=1+\tilde\eta^2B` (Result 3.1, eqs. (9)–(11)), at
-    ``dps + 20`` digits (float64 when ``dps`` is None)."""
-    d = (dps or 15) + 2 * GUARD_DIGITS
-    p = srf_params(student, teacher, alpha0, 1, noise_var, c_formula=c_formula, strict_odd=strict_odd, dps=d)
-    with workdps(d + GUARD_DIGITS):
+def eta_line(student, teacher, alpha0, noise_var, c_formula, strict_odd, mp: bool):
+    r"""``(A, B, γ)`` with :math:`r=\tilde\eta A`, :math:`c=1+\tilde\eta^2B` (Result 3.1, eqs. (9)–(11)), asked 20
+    digits beyond those asked at the enclosing boundary (rounded to float64 unless ``mp``)."""
+    with refined(20, why="A, B enter r, c at every point of the search, whose differences (central differences at "
+                         "1.5 dps + 5 digits) and secant steps must not see their rounding: 20 digits beyond"):
+        p = srf_params(student, teacher, alpha0, 1, noise_var, c_formula=c_formula, strict_odd=strict_odd,
+                       dps=asked_digits())
         A, B, g = +p.r, p.c - 1, abs(p.gamma)
-    return (float(A), float(B), float(g)) if dps is None else (A, B, g)
+    return (A, B, g) if mp else (float(A), float(B), float(g))
 
 
 def _search(student, teacher, point, direction, which, lo, hi, dps, target, xscale, progress, method):
-    """The certified argmin of bound ``which`` (0: upper (26), 1: lower (27)) along ``point(x) -> (σ, r, c, γ)``."""
+    """The certified argmin of bound ``which`` (0: upper (26), 1: lower (27)) along ``point(x) -> (σ, r, c, γ)``;
+    ``dps``: the digits asked of :func:`~onestep_theory.core.search.certified_argmin` (the boundary of the search,
+    whose callbacks ``point``, ``value``, ``deriv`` take the digits asked: docs/theory/numerics.md §9)."""
     t = Activation.from_any(teacher, "teacher")
     norm2 = float(t.second_moment(20))
 
@@ -79,14 +82,16 @@ def eta_optimum(student, teacher, which, *, alpha0="inf", noise_var=0, eta_max=1
     >>> abs(m.x - 3 * math.sqrt(3) * math.pi / 4) <= m.errors["x"] < 1e-12
     True
     """
-    A, B, g = eta_line(student, teacher, alpha0, noise_var, c_formula, strict_odd, dps)
+    with precision(dps or 15):
+        A, B, g = eta_line(student, teacher, alpha0, noise_var, c_formula, strict_odd, dps is not None)
     s = Activation.from_any(student, "student")
 
     def point(e, d):
         if d is None:
             e = float(e)
             return s, e * A, 1 + e * e * B, g
-        with workdps(d + 2 * GUARD_DIGITS):
+        with precision(d), refined(10, why="r, c are inputs of the bounds computed at d digits: 10 digits more "
+                                            "keep their rounding out of the values"):
             e = mpmath.mpf(e)
             return s, e * A, 1 + e * e * B, g
 
@@ -131,18 +136,19 @@ def eta_of_kappa(student, teacher, kappa, kappa_err, kappa_exact=None, dps=None)
     3*sqrt(3)*pi/4
     """
     s, t = Activation.from_any(student, "student"), Activation.from_any(teacher, "teacher")
-    d = (dps or 15) + GUARD_DIGITS
-    with precision(d):
+    # μ1, μ1* asked 10 digits beyond those asked: the rounding of η* stays far below the error of κ*; rounding
+    # counted as 100 units of the last digit asked of them
+    with precision(dps or 15), refined(10, why="eta* = kappa*/(mu1 mu1*): its factors 10 digits beyond"):
+        d = asked_digits()
         den = s.coeff(1, d) * t.coeff(1, d)
         if not (den != 0 and mpmath.isfinite(kappa) and kappa / den >= 0):
             return None, None, None
         eta = mpmath.mpf(kappa) / den
         err = float(kappa_err) / float(abs(den)) + float(abs(eta)) * 10.0 ** -(d - 2)
-    exact = None
-    m1, m1s = s.coeff_exact(1), t.coeff_exact(1)
-    if kappa_exact is not None and m1 is not None and m1s is not None and m1 * m1s != 0:
-        exact = sp.simplify(kappa_exact / (m1 * m1s))
-        with precision(d):
+        exact = None
+        m1, m1s = s.coeff_exact(1), t.coeff_exact(1)
+        if kappa_exact is not None and m1 is not None and m1s is not None and m1 * m1s != 0:
+            exact = sp.simplify(kappa_exact / (m1 * m1s))
             eta = mpmath.mpf(sp.N(exact, d + 5))
             err = float(abs(eta)) * 10.0 ** -(d - 2)
     if dps is None:                     # rounded to float64: half an ulp, counted

@@ -22,20 +22,22 @@ exact when the Hermite moments are (that it is the global minimiser is the searc
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 
 import mpmath
 import numpy as np
 import sympy as sp
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import brentq
 
 from ...core.caches import cached
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import MAX_LEVEL, Target, precision, refine, working_digits
+from ...core.precision import MAX_LEVEL, Target, asked_digits, precision, refine, working_digits
 from ...core.results import VouchedResult, digits_of, provenance
+from ...core.search import grid_basin
 from ...hermite.activation import Activation
 from ...hermite.expressions import x
 from ..features.cge import cge_symbolic
@@ -150,34 +152,33 @@ def _student_limits(s: Activation):
     return None if None in out else tuple(out)
 
 
-def _limit_tau(s: Activation, t: Activation, sign: int, dps):
+def _limit_tau(s: Activation, t: Activation, sign: int, mp: bool):
     r"""τ as κ → sign·∞: :math:`\mathbb E(\sigma^*-g_{\pm\infty})^2` as (value, error, exact or None), or None."""
     lims, ft = _student_limits(s), _fn(t)
     if lims is None or ft is None:
         return None
     hi, lo = lims if sign > 0 else lims[::-1]          # g -> hi on xi > 0, lo on xi < 0
     if sp.oo in (hi, lo) or -sp.oo in (hi, lo):
-        return (mpmath.inf if dps else math.inf), 0.0, sp.oo
+        return (mpmath.inf if mp else math.inf), 0.0, sp.oo
     f = sp.simplify(ft - (hi + lo) / 2 - (hi - lo) / 2 * sp.sign(x))
     act = Activation.from_any(f, "teacher") if f.has(x) else None
     ex = sp.simplify(f**2) if act is None else act.second_moment(None)
-    d = dps or 15
-    with precision(d):
-        if isinstance(ex, sp.Basic):
-            return (to_mpf(ex) if dps else float(ex)), 0.0, ex
-        v1, v2 = act.second_moment(d + 2), act.second_moment(d + 7)
-        return (+v2 if dps else float(v2)), float(abs(v1 - v2)) + 10.0 ** -(d + 2) * float(abs(v2)), None
+    if isinstance(ex, sp.Basic):
+        return (to_mpf(ex) if mp else float(ex)), 0.0, ex
+    d = asked_digits()      # 2 digits beyond those asked (rounding 10^-(d+2)), the error's reference 5 finer still
+    v1, v2 = act.second_moment(d + 2), act.second_moment(d + 7)
+    return (+v2 if mp else float(v2)), float(abs(v1 - v2)) + 10.0 ** -(d + 2) * float(abs(v2)), None
 
 
 # --------------------------------------------------------------------------- τ(κ) on the κ-rule
-def _ev(s, branches, kappa, level, dps):
-    """(τ, τ', ε_τ, ε_τ') at signed κ: values on the κ-rule of ``level`` and their rounding floors."""
+def _ev(s, branches, kappa, level, mp):
+    """(τ, τ', ε_τ, ε_τ') at signed κ: values on the κ-rule of ``level`` (rule accuracy: 2 digits below the last
+    asked) and their rounding floors (100 ulps); float64 (a fixed 53-bit context), or (``mp``) the ambient precision."""
     t = branches[0] if kappa >= 0 else branches[1]
-    with precision(dps or 5):          # abs() of an mpf rounds to the context: keep every digit of κ
-        wd = None if dps is None else working_digits()
-        S = srf_setup(s, t, abs(kappa), 1, 1, digits=16 if dps is None else dps + 2, level=level, mp=wd is not None)
+    with (contextlib.nullcontext() if mp else precision(5)):
+        S = srf_setup(s, t, abs(kappa), 1, 1, digits=asked_digits() + 2 if mp else 16, level=level, mp=mp)
         sqrt = mpmath.sqrt if S.mp else math.sqrt
-        eps = 1e-15 if dps is None else mpmath.mpf(10) ** -(wd - 2)
+        eps = mpmath.mpf(10) ** -(working_digits() - 2) if mp else 1e-15
         d = S.h - S.mu0
         tau = S.w @ (d * d)
         km = S.kappa * S.mu1
@@ -213,18 +214,19 @@ def tau_of_kappa(student, teacher, kappa, *, dps: int | None = None):
     k = check_real(kappa, "kappa", -MAX_KAPPA, MAX_KAPPA)
     with precision(dps or 5):
         k = float(k) if dps is None else mpmath.mpf(k) if isinstance(k, (float, mpmath.mpf)) else to_mpf(k)
-    return _tau_at(s, br, k, dps)
+        return _tau_at(s, br, k, dps is not None)
 
 
-def _tau_at(s, br, k, dps):
+def _tau_at(s, br, k, mp):
     """τ(κ) on the finest of the levels 0, 1, … compared (:func:`~onestep_theory.core.precision.refine`), with the
     change from the previous level plus rounding; the change must meet the target up to the rounding."""
-    def estimate(coarse, fine):
-        with precision(dps or 5):
-            err = float(abs(fine[0] - coarse[0])) + fine[1]
-        return err, [(fine[0], err, Target(1e-10 if dps is None else 10.0 ** -dps, 2 * fine[1]))]
+    target = 10.0 ** -asked_digits() if mp else 1e-10
 
-    out = refine(lambda level, _: _ev(s, br, k, level, dps)[::2], estimate, what="tau(kappa)")
+    def estimate(coarse, fine):
+        err = float(abs(fine[0] - coarse[0])) + fine[1]
+        return err, [(fine[0], err, Target(target, 2 * fine[1]))]
+
+    out = refine(lambda level, _: _ev(s, br, k, level, mp)[::2], estimate, what="tau(kappa)")
     return out.last[0], out.estimate
 
 
@@ -232,20 +234,16 @@ def _tau_at(s, br, k, dps):
 def _grid_search(s, br, kmax):
     """Grid in θ (κ = tan θ), bounded Brent in θ, then a sign-changing bracket of τ' around the minimum.
     Returns (grid values, bracket or None) — bracket None when the grid minimum is at |κ| = kmax."""
-    thetas = np.linspace(-math.atan(kmax), math.atan(kmax), 2 * _GRID + 1)
-    vals = [float(_ev(s, br, math.tan(th), 0, None)[0]) for th in thetas]
-    i = int(np.argmin(vals))
-    if i in (0, len(thetas) - 1):
+    thetas, vals, i, brent = grid_basin(lambda th: float(_ev(s, br, math.tan(th), 0, False)[0]), -math.atan(kmax),
+                                        math.atan(kmax), 2 * _GRID + 1, 1e-12, ends=False)
+    if brent is None:
         return vals, None
-    lo_t, hi_t = thetas[i - 1], thetas[i + 1]
-    res = minimize_scalar(lambda th: float(_ev(s, br, math.tan(th), 0, None)[0]), bounds=(lo_t, hi_t),
-                          method="bounded", options={"xatol": 1e-12})
-    kb = math.tan(res.x) if res.fun <= vals[i] else math.tan(thetas[i])
-    lo_k, hi_k = math.tan(lo_t), math.tan(hi_t)
+    kb = math.tan(brent[0]) if brent[1] <= vals[i] else math.tan(thetas[i])
+    lo_k, hi_k = math.tan(thetas[i - 1]), math.tan(thetas[i + 1])
     delta = 1e-6 * max(1.0, abs(kb))
     while True:
         a, b = max(kb - delta, lo_k), min(kb + delta, hi_k)
-        if _ev(s, br, a, 0, None)[1] < 0 < _ev(s, br, b, 0, None)[1]:
+        if _ev(s, br, a, 0, False)[1] < 0 < _ev(s, br, b, 0, False)[1]:
             return vals, (a, b)
         if a == lo_k and b == hi_k:
             raise ConvergenceError("tau*: the derivative of tau does not change sign around the grid minimum "
@@ -256,75 +254,75 @@ def _grid_search(s, br, kmax):
 def _polish_float(s, br, bracket, level):
     """κ* as the root of τ'_level in ``bracket`` (brentq); returns (κ, τ, τ', τ'', rnd_τ, rnd_τ', solver step)."""
     a, b = bracket
-    f = (lambda k: float(_ev(s, br, k, level, None)[1]))
+    f = (lambda k: float(_ev(s, br, k, level, False)[1]))
     if not f(a) < 0 < f(b):
         raise ConvergenceError(f"tau*: tau' lost its sign change at level {level}", 0)
     k = brentq(f, a, b, xtol=1e-15, rtol=1e-15, maxiter=200)
-    tau, dt, rnd, rnd_d = _ev(s, br, k, level, None)
+    tau, dt, rnd, rnd_d = _ev(s, br, k, level, False)
     h = 1e-5 * max(1.0, abs(k))
     d2 = (f(k + h) - f(k - h)) / (2 * h)
     return k, float(tau), float(dt), d2, rnd, rnd_d, 2e-15 * max(1.0, abs(k))
 
 
-def _polish_mp(s, br, k0, level, dps):
+def _polish_mp(s, br, k0, level):
     """Secant steps on τ' in mpmath from the float64 κ* (as the η̃ polish of docs/theory/srf-theory.md §6)."""
-    with precision(dps):
-        k = mpmath.mpf(k0)
-        kp = k + mpmath.mpf(10) ** -8 * max(1, abs(k))
-        gp = _ev(s, br, kp, level, dps)[1]
-        tol = mpmath.mpf(10) ** -(working_digits() - 5) * max(1, abs(k))    # half the guard digits beyond dps
-        step, slope = mpmath.mpf(0), None
-        for it in range(25):
-            tau, g, rnd, rnd_d = _ev(s, br, k, level, dps)
-            if g == gp:
-                break
-            slope = (g - gp) / (k - kp)
-            step = -g / slope
-            kp, gp, k = k, g, k + step
-            if abs(k - mpmath.mpf(k0)) > 1e-4 * max(1, abs(k0)):
-                raise ConvergenceError("tau*: the secant polish left the float64 basin", it + 1, float(abs(step)))
-            if abs(step) < tol:
-                break
-        else:
-            raise ConvergenceError("tau*: the secant polish did not converge", 25, float(abs(step)))
-        tau, g, rnd, rnd_d = _ev(s, br, k, level, dps)
-        return k, tau, g, slope if slope is not None else mpmath.mpf(0), rnd, rnd_d, abs(step)
+    k = mpmath.mpf(k0)
+    kp = k + mpmath.mpf(10) ** -8 * max(1, abs(k))
+    gp = _ev(s, br, kp, level, True)[1]
+    tol = mpmath.mpf(10) ** -(working_digits() - 5) * max(1, abs(k))    # half the guard digits beyond dps
+    step, slope = mpmath.mpf(0), None
+    for it in range(25):
+        tau, g, rnd, rnd_d = _ev(s, br, k, level, True)
+        if g == gp:
+            break
+        slope = (g - gp) / (k - kp)
+        step = -g / slope
+        kp, gp, k = k, g, k + step
+        if abs(k - mpmath.mpf(k0)) > 1e-4 * max(1, abs(k0)):
+            raise ConvergenceError("tau*: the secant polish left the float64 basin", it + 1, float(abs(step)))
+        if abs(step) < tol:
+            break
+    else:
+        raise ConvergenceError("tau*: the secant polish did not converge", 25, float(abs(step)))
+    tau, g, rnd, rnd_d = _ev(s, br, k, level, True)
+    return k, tau, g, slope if slope is not None else mpmath.mpf(0), rnd, rnd_d, abs(step)
 
 
-def _minimise(s, br, bracket, dps, start=None):
-    """Polish at level L = 0, 1, … and refine: the values reported are the level-L + 1 ones (τ there, κ after one
-    Newton step with the refined τ'), their errors the change from level L, plus the optimiser's and rounding."""
-    target = 1e-10 if dps is None else 10.0 ** -dps
-    k = start
-    for level in range(MAX_LEVEL):
-        if dps is None:
-            k, tau, dt, d2, rnd, rnd_d, opt_k = _polish_float(s, br, bracket, level)
-        else:
-            k, tau, dt, d2, rnd, rnd_d, opt_k = _polish_mp(s, br, k, level, dps)
-        tau2, dt2, _, _ = _ev(s, br, k, level + 1, dps)
+def _minimise(s, br, bracket, mp, start=None):
+    """Polish at level L = 0, 1, … (:func:`~onestep_theory.core.precision.refine`; float64, or ``mp`` from the float64
+    ``start``): the values reported are the level-L + 1 ones (τ there, κ after one Newton step with the refined τ'),
+    their errors the change from level L, plus the optimiser's and rounding."""
+    target = 10.0 ** -asked_digits() if mp else 1e-10
+
+    def step(level, prev):
+        k, tau, dt, d2, rnd, rnd_d, opt_k = (_polish_mp(s, br, start if prev is None else prev[0], level) if mp
+                                             else _polish_float(s, br, bracket, level))
+        tau2, dt2, _, _ = _ev(s, br, k, level + 1, mp)
         curv = abs(float(d2))
-        with precision(dps or 5):
-            dtau_ref, dderiv_ref, opt_k = float(abs(tau2 - tau)), float(abs(dt2 - dt)), float(opt_k)
-            k_out = k - dt2 / d2 if curv > 0 else k
+        dtau_ref, dderiv_ref, opt_k = float(abs(tau2 - tau)), float(abs(dt2 - dt)), float(opt_k)
+        k_out = k - dt2 / d2 if curv > 0 else k
         # κ: the refined Newton correction, the last solver step, the residual step and rounding, over τ''
         err_k = (dderiv_ref + rnd_d + abs(float(dt))) / curv + opt_k if curv > 0 else math.inf
         # τ: the change under level + 1, the change over the last solver step, rounding
         err_t = dtau_ref + abs(float(dt)) * opt_k + curv * opt_k ** 2 + rnd
-        if dtau_ref <= target * abs(float(tau)) + rnd and err_k <= target * max(1.0, abs(float(k))):
-            break
-    return k_out, tau2, _noise_interval(s, br, k, level, dps, err_k), err_t
+        checks = [(tau, dtau_ref, Target(target, rnd)), (max(1.0, abs(float(k))), err_k, Target(target))]
+        return k, level, k_out, tau2, err_k, err_t, checks
+
+    k, level, k_out, tau2, err_k, err_t, _ = refine(step, lambda _, fine: (None, fine[-1]), max_level=MAX_LEVEL - 1,
+                                                    first=1, what="tau*").last
+    return k_out, tau2, _noise_interval(s, br, k, level, mp, err_k), err_t
 
 
-def _noise_interval(s, br, k, level, dps, err_k):
+def _noise_interval(s, br, k, level, mp, err_k):
     """``err_k``, widened (×10 at a time) until τ' at κ ± err is beyond its rounding floor with the signs of a
-    minimum: the linear estimate fails at a degenerate minimum (τ'' = 0, e.g. τ = 2 + 15κ⁶ for He3/He2)."""
-    e = e0 = 4 * err_k or 10.0 ** -((dps or 15) + 5)
-    with precision(dps or 5):
-        while e <= 1 + abs(float(k)):
-            lo, hi = _ev(s, br, k - e, level, dps), _ev(s, br, k + e, level, dps)
-            if lo[1] < -lo[3] and hi[1] > hi[3]:
-                return err_k if e == e0 else e          # the linear estimate holds, or the bracket is the error
-            e *= 10
+    minimum: the linear estimate fails at a degenerate minimum (τ'' = 0, e.g. τ = 2 + 15κ⁶ for He3/He2).  A zero
+    ``err_k`` starts 5 digits below the last one asked (15 in float64)."""
+    e = e0 = 4 * err_k or 10.0 ** -((asked_digits() if mp else 15) + 5)
+    while e <= 1 + abs(float(k)):
+        lo, hi = _ev(s, br, k - e, level, mp), _ev(s, br, k + e, level, mp)
+        if lo[1] < -lo[3] and hi[1] > hi[3]:
+            return err_k if e == e0 else e          # the linear estimate holds, or the bracket is the error
+        e *= 10
     return math.inf
 
 
@@ -351,7 +349,8 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
     _student_limits(s)                     # refuses fast-growing students before any quadrature
     kb, kb_err = best_linear_checked(t, dps)
     vals, bracket = _grid_search(s, br, km)
-    limits = {"+inf": _limit_tau(s, t, 1, dps), "-inf": _limit_tau(s, t, -1, dps)}
+    with precision(dps or 15):
+        limits = {"+inf": _limit_tau(s, t, 1, dps is not None), "-inf": _limit_tau(s, t, -1, dps is not None)}
     side = min((k for k in limits if limits[k] is not None), key=lambda k: float(limits[k][0]), default=None)
     if side is not None and float(limits[side][0]) <= min(vals):      # the infimum is the limit κ -> ±∞
         (tau, err_t, ex), sg = limits[side], (1 if side == "+inf" else -1)
@@ -363,7 +362,7 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
         raise ConvergenceError(f"tau*: the minimum lies at |kappa| >= kappa_max = {km:g} and the limit kappa -> "
                                "+-inf is larger or unknown; increase kappa_max", 0)
     else:
-        kap, tau, err_k, err_t = _minimise(s, br, bracket, None)
+        kap, tau, err_k, err_t = _minimise(s, br, bracket, False)
         method = "grid in arctan(kappa), bounded Brent, root of tau' (brentq / mpmath secant), refined kappa-rule"
         tau_ex, kap_ex = _exact_candidates(s, t, kap, tau, err_k, err_t, kb)
         if kap_ex is not None:
@@ -371,9 +370,10 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
                 kap = to_mpf(kap_ex) if dps else float(kap_ex)
                 err_k = 0.0 if dps else abs(kap) * 2.0 ** -53        # float64 rounding of the exact value
                 tau, err_t = ((to_mpf(tau_ex) if dps else float(tau_ex)), 0.0) if tau_ex is not None else \
-                    _tau_at(s, br, kap, dps)
+                    _tau_at(s, br, kap, dps is not None)
         elif dps is not None:
-            kap, tau, err_k, err_t = _minimise(s, br, bracket, dps, start=kap)
+            with precision(dps):
+                kap, tau, err_k, err_t = _minimise(s, br, bracket, True, start=kap)
     exact = {"tau": tau_ex, "kappa": kap_ex}
     errors = {"tau": float(err_t), "kappa": float(err_k), "kernel_bound": kb_err}
     # a proved value, or one with no error at all (an exact limit, κ = ±∞), carries every digit asked for
