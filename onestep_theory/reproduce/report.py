@@ -59,8 +59,8 @@ def run(out, mode="quick", seed=0, quiet=False, only=None, command=None) -> dict
     log = Log(quiet)
     t0 = time.perf_counter()
     results = []
-    RUN.set({"command": command or f"onestep_theory.reproduce.run(mode={mode!r}, seed={seed!r}, only={only!r})",
-             "mode": mode, "seed": seed, "sizes": S})
+    command = command or f"onestep_theory.reproduce.run(mode={mode!r}, seed={seed!r}, only={only!r})"
+    RUN.set({"command": command, "mode": mode, "seed": seed, "sizes": S})
     for i, fn in enumerate(EXPERIMENTS, 1):
         if only and i not in only:
             continue
@@ -72,7 +72,7 @@ def run(out, mode="quick", seed=0, quiet=False, only=None, command=None) -> dict
     total = time.perf_counter() - t0
     lines = [f"# onestep_theory reproduction report ({mode})", "",
              f"onestep_theory {__version__}; seed {seed}; total run time {total:.1f} s on this machine. "
-             f"Sizes: {json.dumps(S)}.", ""]
+             f"Sizes: {json.dumps(S)}. Command: `{command}`.", ""]
     if plt is None:
         lines += ["**Note:** matplotlib is not installed, so no plots were made; install the `plot` extra "
                   "(`pip install '.[plot]'`). Tables are in the CSV/JSON files.", ""]
@@ -90,7 +90,7 @@ def run(out, mode="quick", seed=0, quiet=False, only=None, command=None) -> dict
                 lines.append("| " + " | ".join(fmt_cell(row[k]) for k in keys) + " |")
             lines.append("")
     (out / "report.md").write_text("\n".join(lines))
-    summary = {"mode": mode, "seed": seed, "seconds": total, "version": __version__,
+    summary = {"mode": mode, "seed": seed, "seconds": total, "version": __version__, "command": command,
                "experiments": [{k: v for k, v in r.items() if k not in ("rows", "text")} for r in results]}
     (out / "summary.json").write_text(json.dumps(serialize(summary), indent=1))
     log(f"done: {out / 'report.md'}")
