@@ -196,8 +196,8 @@ def cli_context(args, method=None, provenance=None) -> dict:
     """The context an output file carries (``core.results.csv_text``): the command line as typed, the parameters
     as typed (exact strings: ``"phi": "1/2"``; ``main.record_typed`` kept their text), those left at their defaults
     apart, the method and the provenance (no date: the same command writes the same file)."""
-    ctx = getattr(args, "typed_context", None) or {"argv": sys.argv[1:], "raw": {}, "actions": []}
-    argv, given, defaults = ctx["argv"], {}, {}
+    ctx = getattr(args, "typed_context", None) or {"argv": None, "raw": {}, "actions": []}   # a handler called alone
+    argv, given, defaults = ctx["argv"] or [], {}, {}
     for a in ctx["actions"]:
         value = getattr(args, a.dest, None)
         if value is None or value is False or value == []:
@@ -205,7 +205,8 @@ def cli_context(args, method=None, provenance=None) -> dict:
         text = ctx["raw"].get(a.dest, value)
         typed = not a.option_strings or any(t == o or t.startswith(o + "=") for t in argv for o in a.option_strings)
         (given if typed or text != a.default else defaults)[a.dest] = text
-    return {"command": shlex.join(["onestep-theory"] + [str(t) for t in argv]), "parameters": given,
+    return {"command": shlex.join(["onestep-theory"] + [str(t) for t in argv]) if ctx["argv"] else None,
+            "parameters": given,
             "defaults": defaults, "method": method, "provenance": provenance}
 
 

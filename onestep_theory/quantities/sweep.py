@@ -66,7 +66,7 @@ class SweepResult(Result):
     def to_csv(self, path_or_buffer=None, context: dict | None = None) -> str | None:
         """CSV text of the rows (written to ``path_or_buffer`` if given), after ``#`` lines of its :meth:`context`
         (updated by ``context``: the command line's) -- ``core.results.read_csv`` reads both back."""
-        ctx = dict(self.context(), **{k: v for k, v in (context or {}).items() if v is not None})
+        ctx = dict(self.context(), **{k: v for k, v in (context or {}).items() if v})
         return write_csv(path_or_buffer, self.rows, ctx)
 
     def to_latex(self, context: dict | None = None, form: str = "siunitx") -> str:
@@ -74,7 +74,7 @@ class SweepResult(Result):
         value (and the formula) with its error, only the vouched digits; the fixed parameters in the caption."""
         from .table import latex_table, tex_name, tex_text
 
-        ctx = dict(self.context(), **{k: v for k, v in (context or {}).items() if v is not None})
+        ctx = dict(self.context(), **{k: v for k, v in (context or {}).items() if v})
         cols = list(self.over) + ["value"] + (["formula"] if self.formula is not None else [])
         who = ", ".join(f"{k} \\texttt{{{tex_text(v)}}}" for k, v in (("student", self.student),
                                                                        ("teacher", self.teacher)) if v)
