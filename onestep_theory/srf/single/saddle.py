@@ -123,11 +123,17 @@ def fp_map(x, S: SRFSetup, o: MapOptions):
             q1n = q1n + s2 * hom * hom * J2
             q2n = q2n + s2 * hom * hom * K0
     elif o.spectrum == "trained":   # F1 with the trained bulk's deterministic equivalent, trained-bulk.md §5
-        if not hV1 > 0:
-            raise DomainError("hat V1 <= 0")
+        if not (hV1 > 0 and o.lam + hV2 > 0):
+            raise DomainError("hat V1 <= 0 or lam + hat V2 <= 0")
         rn = None if o.row_norms is None else (o.row_norms[0], s2, hom_of(mbar))
-        V1n, V2n, th_n, ps_n, q1n, q2n, Dsm, _ = trained_prior(o.trained(S, o.beta), o.lam, hV1, hV2, hq1, hq2, hth,
-                                                               hps, o.cross_term, row_norms=rn)
+        try:
+            with np.errstate(all="ignore"):
+                V1n, V2n, th_n, ps_n, q1n, q2n, Dsm, _ = trained_prior(o.trained(S, o.beta), o.lam, hV1, hV2, hq1,
+                                                                       hq2, hth, hps, o.cross_term, row_norms=rn)
+        except (ConvergenceError, ZeroDivisionError) as err:
+            raise DomainError(f"trained-bulk prior: {err}") from None
+        if not all(math.isfinite(float(v)) for v in (V1n, V2n, th_n, ps_n, q1n, q2n)):
+            raise DomainError("trained-bulk prior: not finite")
     else:  # F1, docs/theory/srf-theory.md §4.6
         Dv, Fv, Hv, Gv = o.empirical
         Sv = o.lam + hV1 * Dv + hV2
