@@ -406,6 +406,20 @@ PRECISION_BOUNDARIES = {
     **{f"srf/grouped/{m}.py": set() for m in ("finitew", "groupbounds", "groupchannel", "groupprior",
                                                 "groupspectrum", "readout")},
     "srf/grouped/groups.py": {"srf_groups"}, "srf/grouped/kgroup.py": {"kgroup_work", "check_kgroup_work"},
+    # the spectrum, the bounds and tau* below their public entries; the quantities' registry.  Listed besides the
+    # public boundaries: the private steps that pass the digits asked on to a public boundary or report them
+    # (optimize._search: core.search.certified_argmin's digits, whose callbacks take the digits asked;
+    # bounds._result: the digits reached against those asked; registry._evaluate, check._one/_verdict: the digits
+    # compared, passed to evaluate/formula_value and printed in the verdict)
+    "srf/spectral/spectrum.py": {"stieltjes", "stieltjes_checked", "spectrum"}, "srf/spectral/realaxis.py": set(),
+    "srf/spectral/realdensity.py": {"density_real"},
+    "srf/optimal/boundrule.py": {"refined_bounds"}, "srf/optimal/bias.py": set(),
+    "srf/optimal/taustar.py": {"tau_of_kappa", "tau_star"},
+    "srf/optimal/optimize.py": {"eta_optimum", "eta_of_kappa", "_search"},
+    "srf/optimal/bounds.py": {"best_linear_checked", "bounds", "_result"},
+    "quantities/registry.py": {"constants", "evaluate", "formula_value", "_evaluate"},
+    "quantities/pointwise.py": {"sides"}, "quantities/check.py": {"check", "_one", "_verdict"},
+    "cli/hermite.py": set(),
 }
 PRECISION_ARGS = {"dps", "digits", "wd", "prec", "workdps", "target_dps", "hi_dps"}
 #: Functions whose ``digits`` is a quadrature rule's accuracy target (what the rule is built for: 16 in float64, the

@@ -17,12 +17,13 @@ def _cmd_hermite(args) -> int:
 
     res = he_coeffs(args.expression, args.kmax, args.dps, center=args.center, param="EXPR")
     d = res.to_dict()
+    width = len(f"-0.{'0' * res.dps}e-100")      # a column: a value of dps digits, sign, point and exponent
     lines = [f"Hermite coefficients of {res.expression}  (probabilists' He_k, Z ~ N(0,1); dps={res.dps}; "
              "value +/- error, the error including the rounding of the printed value)",
-             f"{'k':>3}  {'c_k':<{res.dps + 8}}  {'+/-':<9}  exact"]
+             f"{'k':>3}  {'c_k':<{width}}  {'+/-':<9}  exact"]
     for k, e in enumerate(res.exact):
         text, err, _ = res.printed("values", k)
-        lines.append(f"{k:>3}  {text:<{res.dps + 8}}  {err:<9}  {e if e is not None else '-'}")
+        lines.append(f"{k:>3}  {text:<{width}}  {err:<9}  {e if e is not None else '-'}")
     for key, label in (("mean", "E sigma"), ("second_moment", "E sigma^2"), ("c_gt1", "c_>1"), ("c_star", "c_star")):
         ent = d[key]
         lines.append(f"{label:<10} = {ent['value']} +/- {ent['abs_error']}" + (f"   [{ent['exact']}]" if ent["exact"] else ""))

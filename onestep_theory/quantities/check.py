@@ -27,7 +27,7 @@ import mpmath
 import sympy as sp
 
 from ..core.errors import InvalidParameterError
-from ..core.precision import precision
+from ..core.precision import precision, refined
 from ..core.results import Result, digits_of, provenance, vouch
 from ..core.syntax import parse_text
 from .grid import parse_over, sample_points
@@ -253,7 +253,7 @@ def _one(job, against, family, student, teacher, fixed, rng, n, dps, seed) -> Ch
     for k in p.params:
         if k not in fixed and k not in sampled:
             sampled[k] = parse_over({k: DEFAULT_RANGES[k]}, need_count=False)[k]
-    const = constants(family, student, teacher, dps + 10)
+    const = constants(family, student, teacher, dps + 10)        # 10 digits beyond those asked, as evaluate's
     pr = proof(p, const["exact"], _exact_fixed(fixed, syms))
     pts = sample_points(sampled, n, seed) if sampled else [{}]
     bound = None
@@ -272,7 +272,7 @@ def _one(job, against, family, student, teacher, fixed, rng, n, dps, seed) -> Ch
                                                             f"({', '.join(map(str, missing))} has no value: fix it)")
         fv = formula_value(expr, vals, errs, dps)
         f, ferr = fv if fv is not None else (None, 0.0)
-        with precision(dps + 10):
+        with precision(dps), refined(10, why="compared 10 digits beyond those asked, where the values were computed"):
             v = mpmath.mpf(value) if value is not None else None
             ok = f is not None and v is not None
             # relative to the quantity, however small (an absolute floor made 1e-24 "agree" with 0); a quantity that

@@ -19,7 +19,7 @@ import mpmath
 import sympy as sp
 
 from ..core.errors import InvalidParameterError
-from ..core.precision import precision
+from ..core.precision import precision, refined, working_digits
 from .registry import (QUANTITIES, SRF_SYMBOLS, closed_form, evaluate, formula_names, formula_value, quantity_of,
                        symbols_of)
 
@@ -77,12 +77,13 @@ def sides(p: Plan, point: dict, student, teacher, dps: int, state=None):
     vals, errs = dict(ev.values), dict(ev.errors)
     syms = symbols_of(p.family)
     qs = quantity_symbols(p.family)
-    with precision(dps + 10):
+    with precision(dps), refined(10, why="the formula's values 10 digits beyond those asked, as the registry's"):
         for k in p.params:
             if syms.get(k) is not None and syms[k] not in vals and k in point:
                 x = to_exact(point[k], k)
-                vals[syms[k]] = mpmath.mpf(x.p) / x.q if x.is_Rational else mpmath.mpf(sp.N(x, dps + 15))
-                errs[syms[k]] = 0.0                           # an exact decimal, converted at dps + 10 digits
+                # SymPy's evaluation at 15 digits beyond those asked (5 below the working ones), rounded once
+                vals[syms[k]] = mpmath.mpf(x.p) / x.q if x.is_Rational else mpmath.mpf(sp.N(x, working_digits() - 5))
+                errs[syms[k]] = 0.0                           # an exact decimal, converted 10 digits beyond
     vals[qs[p.main]], errs[qs[p.main]] = ev.value, ev.error
     for o in p.others:
         e = evaluate(o, _restrict(point, o), student, teacher, dps=dps)

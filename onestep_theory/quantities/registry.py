@@ -33,9 +33,9 @@ import typing
 import mpmath
 import sympy as sp
 
-from ..core.caches import cached
+from ..core.caches import cached, cached_at_precision
 from ..core.errors import InvalidParameterError
-from ..core.precision import precision
+from ..core.precision import asked_digits, precision, refined, working_digits
 from ..hermite import Activation
 from ..spikes import CSTAR2, DM1, DM2, LAM, M1, M2, MAX_ELL, PHI, PSI, S2, cstar_symbols, delta_symbolic, gains
 from ..spikes import lambda_symbolic, resolvent
@@ -177,53 +177,57 @@ def closed_form(name: str):
 def constants(family: str, student, teacher, dps: int) -> dict:
     """Values of the activation constants of :func:`symbols_of` (symbol -> mpf at ``dps`` digits) and, for the
     spike theory, the exact teacher coefficients where they are known (symbol -> SymPy number) under ``"exact"``.
-    Cached by (family, student, teacher, dps): a sweep or a check computes them once, not at every point."""
-    try:
-        out = _constants_cached(family, student, teacher, int(dps))
-    except TypeError:                                   # an unhashable student or teacher
-        out = _constants(family, student, teacher, int(dps))
+    Cached by (family, student, teacher) and the working precision: a sweep or a check computes them once, not at
+    every point."""
+    with precision(int(dps)):
+        try:
+            out = _constants_cached(family, student, teacher)
+        except TypeError:                                   # an unhashable student or teacher
+            out = _constants(family, student, teacher)
     return dict(out, exact=dict(out["exact"]))
 
 
-@cached(maxsize=64)
-def _constants_cached(family, student, teacher, dps):
-    return _constants(family, student, teacher, dps)
+@cached_at_precision(maxsize=64)
+def _constants_cached(family, student, teacher):
+    return _constants(family, student, teacher)
 
 
-def _constants(family, student, teacher, dps) -> dict:
+def _constants(family, student, teacher) -> dict:
+    """:func:`constants` at the digits asked at the enclosing boundary (the activations' numeric constants are
+    public entries taking the digits asked)."""
     s = Activation.from_any(student, "student", center=family == "spike")
     t = Activation.from_any(teacher, "teacher") if teacher is not None else None
     syms = symbols_of(family)
     out, exact = {}, {}
-    with precision(dps):
-        if family == "spike":
+    dps = asked_digits()
+    if family == "spike":
+        for k in range(_KMAX + 1):
+            out[syms[f"c{k}"]] = s.coeff(k, dps)
+        out[syms["c_gt1"]] = s.c_gt1(dps)
+        if t is not None:
             for k in range(_KMAX + 1):
-                out[syms[f"c{k}"]] = s.coeff(k, dps)
-            out[syms["c_gt1"]] = s.c_gt1(dps)
-            if t is not None:
-                for k in range(_KMAX + 1):
-                    out[syms[f"cs{k}"]] = t.coeff(k, dps)
-                    ce = t.coeff_exact(k)
-                    if ce is not None:
-                        exact[syms[f"cs{k}"]] = ce
-                out[CSTAR2] = t.c_star(dps) ** 2
-                _put(exact, CSTAR2, _exact_or_none(lambda: t.c_star(None) ** 2))
-            for k in range(_KMAX + 1):
-                _put(exact, syms[f"c{k}"], _exact_or_none(lambda: s.coeff_exact(k)))
-            _put(exact, syms["c_gt1"], _exact_or_none(lambda: s.c_gt1(None)))
-        else:
-            mu1 = s.coeff(1, dps)
-            out[syms["mu1"]] = mu1
-            out[syms["mu1c2"]] = s.deriv_second_moment(dps) - mu1 ** 2
-            out[syms["mu1s"]] = t.coeff(1, dps)
-            out["teacher_norm2"] = t.second_moment(dps)
-            # the exact constants where the activations have them (a formula true for this teacher is proved so)
-            m1, d2 = _exact_or_none(lambda: s.coeff_exact(1)), _exact_or_none(lambda: s.deriv_second_moment(None))
-            _put(exact, syms["mu1"], m1)
-            _put(exact, syms["mu1c2"], d2 - m1 ** 2 if m1 is not None and d2 is not None else None)
-            _put(exact, syms["mu1s"], _exact_or_none(lambda: t.coeff_exact(1)))
-            t2 = _exact_or_none(lambda: t.second_moment(None))
-            _put(exact, syms["mu2s"], t2 + syms["noise"] if t2 is not None else None)
+                out[syms[f"cs{k}"]] = t.coeff(k, dps)
+                ce = t.coeff_exact(k)
+                if ce is not None:
+                    exact[syms[f"cs{k}"]] = ce
+            out[CSTAR2] = t.c_star(dps) ** 2
+            _put(exact, CSTAR2, _exact_or_none(lambda: t.c_star(None) ** 2))
+        for k in range(_KMAX + 1):
+            _put(exact, syms[f"c{k}"], _exact_or_none(lambda: s.coeff_exact(k)))
+        _put(exact, syms["c_gt1"], _exact_or_none(lambda: s.c_gt1(None)))
+    else:
+        mu1 = s.coeff(1, dps)
+        out[syms["mu1"]] = mu1
+        out[syms["mu1c2"]] = s.deriv_second_moment(dps) - mu1 ** 2
+        out[syms["mu1s"]] = t.coeff(1, dps)
+        out["teacher_norm2"] = t.second_moment(dps)
+        # the exact constants where the activations have them (a formula true for this teacher is proved so)
+        m1, d2 = _exact_or_none(lambda: s.coeff_exact(1)), _exact_or_none(lambda: s.deriv_second_moment(None))
+        _put(exact, syms["mu1"], m1)
+        _put(exact, syms["mu1c2"], d2 - m1 ** 2 if m1 is not None and d2 is not None else None)
+        _put(exact, syms["mu1s"], _exact_or_none(lambda: t.coeff_exact(1)))
+        t2 = _exact_or_none(lambda: t.second_moment(None))
+        _put(exact, syms["mu2s"], t2 + syms["noise"] if t2 is not None else None)
     out["exact"] = exact
     return out
 
@@ -256,6 +260,11 @@ class Evaluation(typing.NamedTuple):
     errors: dict
 
 
+#: Why the registry's values are computed 10 digits beyond the D asked (:func:`refined`): the formula's rounding and the
+#: comparisons of ``check`` stay below the digits asked (evaluate's floor 10^-(D+8): 2 digits of margin).
+_BEYOND = "the registry's values carry 10 digits beyond those asked"
+
+
 def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, state=None) -> Evaluation:
     """:class:`Evaluation` of quantity ``name`` at ``point`` (a dict of its parameters, numbers or exact
     strings); ``state`` warm-starts the next point of a sweep."""
@@ -277,16 +286,16 @@ def formula_value(expr, vals: dict, errors: dict, dps: int):
     free, f, grad = _compiled(expr)
     args = [vals[s] for s in free]
     try:
-        with precision(dps + 20):              # the rounding of the evaluation: from a second one, 10 digits finer
-            fine = _real_value(f(*args))
-        with precision(dps + 10):
+        with precision(dps), refined(10, why=_BEYOND):
+            with refined(why="the rounding of the evaluation: from a second one, 10 digits finer"):
+                fine = _real_value(f(*args))
             v = _real_value(f(*args))
             if v is None or fine is None or not mpmath.isfinite(v):
                 return None
             prop = sum(abs(mpmath.mpf(g(*args))) * mpmath.mpf(errors[s]) for s, g in zip(free, grad))
             if not mpmath.isfinite(prop):
                 return None
-            rounding = 10 * abs(v - fine) + mpmath.mpf(10) ** -(dps + 9) * abs(v)
+            rounding = 10 * abs(v - fine) + mpmath.mpf(10) ** -(asked_digits() - 1) * abs(v)    # + 10 ulps
             return v, float(2 * prop + rounding)
     except (ZeroDivisionError, ValueError, TypeError, OverflowError):
         return None
@@ -322,13 +331,15 @@ def _evaluate(name, point, student, teacher, dps, state):
             raise InvalidParameterError(k, v, ("a finite real number " if k != "alpha0" else "a real number or inf ")
                                         + ("> 0" if k in _POSITIVE else ">= 0"))
     syms = symbols_of(q.family)
-    const = constants(q.family, student, teacher, dps + 10)
+    const = constants(q.family, student, teacher, dps + 10)      # asked 10 digits beyond (_BEYOND)
     vals = {k: v for k, v in const.items() if k not in ("exact", "teacher_norm2")}
     noise = point.get("noise", 0)
     if q.family == "spike":
         phi, psi, lam = (point[k] for k in ("phi", "psi", "lam"))
+        # the resolvent, gains and mapping asked 5 digits beyond: their own error estimates (refinement), not their
+        # rounding, then decide the digits of the values the formula sees
         res = resolvent(student, phi, psi, lam, dps=dps + 5)
-        with precision(dps + 10):
+        with precision(dps), refined(10, why=_BEYOND):
             vals.update({M1: res.m1, M2: res.m2, DM1: res.dm1_dlam, DM2: res.dm2_dlam, PHI: _mp(phi),
                          PSI: _mp(psi), LAM: _mp(lam), S2: _mp(noise)})
         errs = {M1: res.errors["m1"], M2: res.errors["m2"], DM1: res.errors["dm1_dlam"],
@@ -348,7 +359,7 @@ def _evaluate(name, point, student, teacher, dps, state):
     S = SRF_SYMBOLS
     a0, eta = point["alpha0"], point["eta"]
     p = srf_params_checked(student, teacher, a0, eta, noise, dps=dps + 5)
-    with precision(dps + 10):       # the typed values become mpf here, at the working precision
+    with precision(dps), refined(10, why=_BEYOND):       # the typed values become mpf here
         vals.update({S["r"]: p.r, S["c"]: p.c, S["gamma"]: p.gamma, S["alpha0"]: _mp(a0, True), S["eta"]: _mp(eta),
                      S["noise"]: _mp(noise), S["mu2s"]: p.mu2_star})
         for k in ("alpha", "beta", "lam"):
@@ -364,7 +375,7 @@ def _evaluate(name, point, student, teacher, dps, state):
                         noise_var=noise, alpha0=a0, eta=eta, dps=dps if dps > 15 else None, init=state)
         return sol.test_error, float(sol.abs_error), vals, sol.state(), errs
     if name == "stieltjes":
-        with precision(dps + 10):          # the typed lambda becomes z = -lambda inside the precision context
+        with precision(dps), refined(10, why=_BEYOND):       # the typed lambda becomes z = -lambda here
             z = -_mp(point["lam"]) if dps > 15 else -float(_mp(point["lam"]))
         _, v2, _, e2 = stieltjes_checked(student, z, r=float(p.r) if dps <= 15 else p.r,
                                          c=float(p.c) if dps <= 15 else p.c, alpha=point["alpha"], beta=point["beta"],
@@ -383,5 +394,6 @@ def _mp(v, allow_infinite=False):
     x = to_exact(v, allow_infinite=allow_infinite)
     if x.is_infinite:
         return mpmath.inf if x > 0 else -mpmath.inf
-    return mpmath.mpf(x.p) / x.q if x.is_Rational else mpmath.mpf(sp.N(x, mpmath.mp.dps + 5))
+    # SymPy evaluates 5 digits beyond the working ones: the value is then rounded once, to the working precision
+    return mpmath.mpf(x.p) / x.q if x.is_Rational else mpmath.mpf(sp.N(x, working_digits() + 5))
 

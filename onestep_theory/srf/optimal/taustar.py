@@ -27,7 +27,6 @@ import dataclasses
 import math
 
 import mpmath
-import numpy as np
 import sympy as sp
 from scipy.optimize import brentq
 
