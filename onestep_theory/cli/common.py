@@ -174,7 +174,7 @@ def typed_echo(args, payload):
 
     ctx, out = cli_context(args), dict(payload)
     for k, typed in ctx["parameters"].items():
-        m = re.fullmatch(r"[-+]?\d+(?:\.(\d*))?(?:[eE]([-+]?\d+))?", str(out.get(k, "")))
+        m = isinstance(out.get(k), str) and re.fullmatch(r"[-+]?\d+(?:\.(\d*))?(?:[eE]([-+]?\d+))?", out[k])
         if m and isinstance(typed, str) and out[k] != typed:
             try:
                 x = to_exact(typed)
