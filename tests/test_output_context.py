@@ -128,6 +128,7 @@ def test_json_echoes_parameters_as_typed(argv, typed, computed):
               b.startswith("--")}
     assert {k: d["input"]["parameters"][k] for k in params} == params
     assert d["input"]["command"] == "onestep-theory " + " ".join(argv + ["--json"])
+    assert not isinstance(d.get("dps", 0), str)                       # an integer stays an integer
     for k in computed:                       # computed values keep their decimal digits
         assert re.fullmatch(r"-?\d\.\d{10,}(e-?\d+)?|0\.\d{10,}", d[k]), (k, d[k])
 
