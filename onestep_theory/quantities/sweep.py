@@ -79,7 +79,7 @@ class SweepResult(Result):
         who = ", ".join(f"{k} \\texttt{{{tex_text(v)}}}" for k, v in (("student", self.student),
                                                                        ("teacher", self.teacher)) if v)
         return latex_table(self.rows, cols, {"value": "error", "formula": "formula_error"}, fixed=self.fixed,
-                           context=ctx, form=form, names={"value": self.quantity},
+                           context=ctx, form=form, names={"value": self.quantity, "formula": self.formula or "formula"},
                            caption=f"{tex_name(self.quantity)} over {', '.join(map(tex_name, self.over))} ({who})")
 
     def _repr_html_(self) -> str:
