@@ -57,10 +57,13 @@ class _progress:
 
 
 def is_grouped(args) -> bool:
-    """True when ``--readout`` is given and is not the uniform readout."""
+    """True when ``--readout`` is given and is not the uniform readout (without it, the grouped theory is not
+    loaded: start-up, issue 35)."""
+    if getattr(args, "readout", None) is None:
+        return False
     from ..srf.grouped.readout import readout
 
-    return getattr(args, "readout", None) is not None and not readout(args.readout).is_uniform
+    return not readout(args.readout).is_uniform
 
 
 def run_srf_groups(args):

@@ -29,15 +29,21 @@ import sys
 import types
 import warnings
 
-from .features import (CGEValues, NonOddWarning, SRFParams, SRFSetup, cge_arb, cge_coeffs, cge_symbolic, cge_values,
-                       resolve_rcg, smooth, smooth_arb, smoothing_closed_form, srf_params, srf_params_checked,
-                       srf_setup)
-from .grouped import (GroupBounds, GroupSolution, Readout, d3_special_case, group_bounds, group_mean_spikes,
-                      group_params, readout, srf_groups)
-from .optimal import Bounds, best_linear, bounds
-from .single import (HATS, ORDER, SRFOptions, SRFSolution, empirical_from_weights, from_trained, mp_integrals,
-                     mp_integrals_quad, srf_curve, srf_solve, srf_sweep)
-from .spectral import Spectrum, density, mean_spike, spectrum, stieltjes
+from ..core.lazy import lazy_exports
+
+#: Public name -> its room, loaded on first use (``onestep-theory srf`` loads features, loss and single only).
+_LAZY = {
+    **dict.fromkeys(("CGEValues", "NonOddWarning", "SRFParams", "SRFSetup", "cge_arb", "cge_coeffs", "cge_symbolic",
+                     "cge_values", "resolve_rcg", "smooth", "smooth_arb", "smoothing_closed_form", "srf_params",
+                     "srf_params_checked", "srf_setup"), ".features"),
+    **dict.fromkeys(("GroupBounds", "GroupSolution", "Readout", "d3_special_case", "group_bounds",
+                     "group_mean_spikes", "group_params", "readout", "srf_groups"), ".grouped"),
+    **dict.fromkeys(("Bounds", "best_linear", "bounds"), ".optimal"),
+    **dict.fromkeys(("HATS", "ORDER", "SRFOptions", "SRFSolution", "empirical_from_weights", "from_trained",
+                     "mp_integrals", "mp_integrals_quad", "srf_curve", "srf_solve", "srf_sweep"), ".single"),
+    **dict.fromkeys(("Spectrum", "density", "mean_spike", "spectrum", "stieltjes"), ".spectral"),
+}
+_public, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = ["GroupBounds", "d3_special_case", "group_bounds", "group_mean_spikes", "GroupSolution", "srf_groups",
            "Readout", "group_params", "readout", "Bounds", "best_linear", "bounds", "CGEValues", "cge_arb",
@@ -101,16 +107,17 @@ class _Package(types.ModuleType):
     (``bounds``, ``spectrum``, ``readout`` stay the functions)."""
 
     def __setattr__(self, name, value):
-        if name in MOVED and isinstance(value, types.ModuleType) and name in vars(self):
+        if name in MOVED and isinstance(value, types.ModuleType) and (name in vars(self) or name in _LAZY):
             return
         super().__setattr__(name, value)
 
 
 def __getattr__(name):
-    """``onestep_theory.srf.kgroup`` as an attribute: the moved module, with the DeprecationWarning."""
-    if name in MOVED:
+    """A public name, loaded on first use; ``onestep_theory.srf.kgroup`` as an attribute: the moved module, with the
+    DeprecationWarning."""
+    if name in MOVED and name not in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _public(name)
 
 
 sys.modules[__name__].__class__ = _Package
