@@ -181,15 +181,10 @@ def bench_digits():
 
 
 def _cold():
-    """Clear every numeric cache (rules, setups, Hermite constants); SymPy's symbolic caches stay."""
-    from onestep_theory.hermite import activation, moments, quadrature
-    from onestep_theory.srf.features import kappa
+    """Clear every cache the package registers (rules, setups, Hermite constants, symbolic builds); SymPy's own stay."""
+    from onestep_theory.core.caches import clear_caches
 
-    kappa._setup_cached.cache_clear()
-    quadrature._normal_rule_cached.cache_clear()
-    quadrature.gauss_legendre.cache_clear()
-    activation._coeffs_mp.cache_clear()
-    moments._BUNDLES.clear()
+    clear_caches()          # every registered cache (core.caches): rules, setups, Hermite constants
 
 
 def bench_certified():
