@@ -147,7 +147,7 @@ def _network_note(args):
                     lam=args.lam, noise_var=args.noise_var, loss=getattr(args, "loss", None),
                     c_formula=args.c_formula, spike_channel=not args.no_spike_channel, spectrum=args.spectrum_mode,
                     cross_term=not args.no_cross_term)
-    return g, network_note(g, corrected=args.row_norms)
+    return g, network_note(g, corrected=args.row_norms, spectrum=args.spectrum_mode)
 
 
 def _run_bounds(args):

@@ -30,7 +30,10 @@ digits for the spike theory), reported next to the gaps.
 from __future__ import annotations
 
 import dataclasses
+import math
 from functools import partial
+
+import numpy as np
 
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..simulate.ablation import VARIANTS
@@ -69,6 +72,8 @@ class Protocol:
             return ()
         if self.name == "giant-step" and _general_loss(params):
             return ("measured",)
+        if self.name == "giant-step" and params.get("corrected"):
+            return self.paired + CORRECTED
         return self.paired
 
     def keys_for(self, params: dict) -> tuple:
@@ -114,6 +119,13 @@ class Protocol:
         if out.get("readout") and (out.get("features") == "cgep" or out.get("norm_slope") or out.get("norm_noise")):
             raise InvalidParameterError("readout", out["readout"], "the sRF network features without a row-norm "
                                         "heterogeneity (the K-group theory of docs/theory/srf-theory.md §8)")
+        if out.get("corrected") is not None and not isinstance(out["corrected"], bool):
+            raise InvalidParameterError("corrected", out["corrected"], "True or False")
+        if out.get("corrected") and (out.get("readout") or out.get("loss") or out.get("noise_var")):
+            raise InvalidParameterError("corrected", True, "the square loss, the uniform readout and noiseless labels "
+                                        "(the trained bulk, docs/theory/trained-bulk.md §6, and the row norms, "
+                                        "docs/theory/srf-theory.md §4.11)")
+        out["corrected"] = out.get("corrected") or None     # False is the default study, with the same tasks
         if (out.get("readout") or out.get("loss")) and out.get("row_norms"):
             raise InvalidParameterError("row_norms", True, "the uniform readout and the square loss "
                                         "(docs/theory/srf-theory.md §4.11)")
@@ -125,8 +137,10 @@ class Protocol:
 
         p = dict(params)
         if self.name == "giant-step":
+            corrected = p.pop("corrected", None)
             hook = None if _grouped(p) else partial(_paired_references, p["student"], p["teacher"], p["alpha"],
-                                                    p["beta"], p["lam"], p.get("noise_var", 0.0), p.get("loss"))
+                                                    p["beta"], p["lam"], p.get("noise_var", 0.0), p.get("loss"),
+                                                    alpha0=repr(p["alpha0"]) if corrected else None)
             res = S.sim_giant_step(d=d, seed=seed, reps=1, progress=None, weights_hook=hook, **p)
         elif self.name == "srf":
             if p.get("features") == "cgep":
@@ -235,13 +249,14 @@ def _general_loss(params) -> bool:
     return bool(params.get("loss"))
 
 
-def _paired_references(student, teacher, alpha, beta, lam, noise_var, loss, W0, W1, theta) -> dict:
+def _paired_references(student, teacher, alpha, beta, lam, noise_var, loss, W0, W1, theta, alpha0=None) -> dict:
     r"""The paired references of one giant-step repetition (docs/theory/numerics.md §8): the F1 theory on the
     trained bulk (``from_trained`` + ``empirical_from_weights``, docs/theory/srf-theory.md §4.6) and the sRF theory
     at the measured (r, c, γ); each with its solver's error estimate.  With a general ``loss`` (§4.9) only the
     latter, for the test error and the classification error (``theory_measured@class_error``); NaN where the
     general-loss solver finds no fixed point at the task's (r, c, γ) (measured: the hinge loss at 2 of 4 tasks of
-    d = 250), a task the paired comparison then leaves out and counts."""
+    d = 250), a task the paired comparison then leaves out and counts.  With ``alpha0`` (a study with
+    ``corrected``) also the corrected theories at the measured parameters (:func:`corrected_references`)."""
     from ..srf import empirical_from_weights, from_trained, srf_solve
 
     r, c, v, Wt = from_trained(W1, W0)
@@ -259,8 +274,45 @@ def _paired_references(student, teacher, alpha, beta, lam, noise_var, loss, W0, 
                 "theory_measured_error@class_error": float(ms.errors["class_error"])}
     f1 = srf_solve(student, teacher, spectrum="empirical", empirical=empirical_from_weights(Wt, v, theta), **common)
     ms = srf_solve(student, teacher, **common)
-    return {"theory_f1": float(f1.test_error), "theory_f1_error": float(f1.abs_error),
-            "theory_measured": float(ms.test_error), "theory_measured_error": float(ms.abs_error)}
+    out = {"theory_f1": float(f1.test_error), "theory_f1_error": float(f1.abs_error),
+           "theory_measured": float(ms.test_error), "theory_measured_error": float(ms.abs_error)}
+    if alpha0 is not None:
+        out.update(corrected_references(student, teacher, common, alpha0, W0, Wt, v))
+    return out
+
+
+#: The corrected paired references of a giant-step study with ``corrected`` (docs/studies/paired-map.md): the theory
+#: at the task's measured (r, c, γ) with the measured row norms (§4.11), on the trained bulk (trained-bulk.md), both.
+CORRECTED = ("measured_rn", "measured_trained", "measured_both")
+
+
+def corrected_references(student, teacher, common, alpha0, W0, Wt, v) -> dict:
+    r"""The theory at one network's measured parameters with each correction (docs/studies/paired-map.md): the
+    measured row norms :math:`\hat k` (slope of :math:`\|b_i\|^2` against :math:`w^0_i\cdot\hat v`, ``norm_slope_v``)
+    and :math:`\hat s` (the spread left, times √d, ``norm_noise_v``; as ``sim_ablation`` measures them) in
+    ``row_norms=(k̂, ŝ²)`` (docs/theory/srf-theory.md §4.11), the trained bulk (``spectrum="trained"`` at the
+    measured ĉ, docs/theory/trained-bulk.md §5), and both (§7).  ``common`` holds the measured (r, c, γ) and the
+    model; :math:`\hat v` is oriented so that γ̂ ≥ 0 (the theory's convention).  A theory without a fixed point at
+    these parameters is NaN (the task is left out of that comparison and counted)."""
+    from ..srf import srf_solve
+
+    p, d = Wt.shape
+    sign = 1.0 if common["gamma"] >= 0 else -1.0
+    nb2 = np.sum(Wt * Wt, axis=1)
+    eps = sign * (W0 @ v)
+    k = float(eps @ (nb2 - nb2.mean())) / float(eps @ eps)
+    s = float(np.std(nb2 - nb2.mean() - k * eps)) * math.sqrt(d)
+    common = dict(common, gamma=abs(common["gamma"]))
+    out = {"norm_slope_v": k, "norm_noise_v": s}
+    for name, extra in (("measured_rn", dict(row_norms=(k, s * s))),
+                        ("measured_trained", dict(spectrum="trained", alpha0=alpha0)),
+                        ("measured_both", dict(spectrum="trained", alpha0=alpha0, row_norms=(k, s * s)))):
+        try:
+            sol = srf_solve(student, teacher, **common, **extra)
+            out["theory_" + name], out["theory_" + name + "_error"] = float(sol.test_error), float(sol.abs_error)
+        except ConvergenceError:
+            out["theory_" + name] = out["theory_" + name + "_error"] = float("nan")
+    return out
 
 
 _SRF = ("student", "teacher", "alpha", "beta", "lam")
@@ -268,7 +320,7 @@ _SPIKE = ("student", "phi", "psi", "lam")
 #: Protocols by name.
 PROTOCOLS = {
     "giant-step": Protocol("giant-step", _SRF + ("alpha0", "eta"), ("noise_var", "n_test", "row_norms", "readout",
-                                                                 "loss"),
+                                                                 "loss", "corrected"),
                            ("test_error",), paired=("f1", "measured"), theory_only=("row_norms",)),
     "srf": Protocol("srf", _SRF + ("r", "c", "gamma"), ("noise_var", "n_test", "features", "norm_slope", "norm_noise",
                                                        "readout"), ("test_error",)),

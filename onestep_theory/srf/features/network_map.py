@@ -33,6 +33,11 @@ _SYMBOL = {"alpha": "α", "beta": "β", "lam": "λ", "alpha0": "α0", "eta": "η
 #: the theory the map compares the network with (srf_solve's defaults)
 _THEORY = {"noise_var": "0", "loss": "square", "c_formula": "corrected", "spike_channel": True, "spectrum": "mp",
            "cross_term": True}
+#: the theory variants an entry may hold: key -> (its theory value's field, spectrum, row norms, what it is)
+VARIANTS = {"uncorrected": ("theory", "mp", False, "Result 3.3"),
+            "corrected": ("theory_corrected", "mp", True, "the row-norm correction"),
+            "trained": ("theory_trained", "trained", False, "the trained bulk"),
+            "both": ("theory_both", "trained", True, "the trained bulk and the row norms")}
 _REFERENCE = "docs/studies/mechanism.md (section 5); docs/theory/srf-theory.md §2 (Row norms), §4.11"
 _PROBES = ("-27/10", "-13/10", "-2/5", "3/10", "9/10", "17/10", "31/10")   # away from the kinks of the named ones
 
@@ -83,6 +88,8 @@ def _theory_differs(theory: dict) -> list[str]:
             same = to_exact(v, "noise_var") == 0
         elif k == "loss":
             same = v is None or (isinstance(v, str) and v.strip().lower() == "square")
+        elif k == "spectrum":           # the map holds the trained-bulk variants too (docs/studies/paired-map.md)
+            same = v in ("mp", "trained")
         else:
             same = v == default
         if not same:
@@ -92,9 +99,13 @@ def _theory_differs(theory: dict) -> list[str]:
 
 def _entry(e) -> dict:
     out = {"setting": e["setting"], "params": dict(e["params"]), "d": e["d"], "seeds": e["seeds"]}
-    for key, th in (("uncorrected", "theory"), ("corrected", "theory_corrected")):
-        out[key] = {"theory": float(e[th]), "gap_percent": 100 * _gap(e, th) / float(e[th]),
-                    "se_percent": 100 * float(e["se"]) / float(e[th])}
+    paired = e.get("paired") or {}
+    for key, (th, *_) in VARIANTS.items():
+        if th in e:
+            out[key] = {"theory": float(e[th]), "gap_percent": 100 * _gap(e, th) / float(e[th]),
+                        "se_percent": 100 * float(e["se"]) / float(e[th])}
+            if paired.get(key):         # the extrapolated paired verdict (docs/studies/paired-map.md)
+                out[key]["extrapolated"] = dict(paired[key], sizes=paired["sizes"], seeds=paired["seeds"])
     return out
 
 
@@ -128,9 +139,8 @@ def network_gap(student, teacher, *, alpha0, eta, alpha, beta, lam, **theory) ->
     if not entries:
         out["reason"] = "no measured map is shipped"
         return out
-    out["range_percent"] = {key: [min(g), max(g)] for key, th in (("uncorrected", "theory"),
-                                                                   ("corrected", "theory_corrected"))
-                            for g in [[100 * _gap(e, th) / float(e[th]) for e in entries]]}
+    out["range_percent"] = {key: [min(g), max(g)] for key, (th, *_) in VARIANTS.items()
+                            for g in [[100 * _gap(e, th) / float(e[th]) for e in entries if th in e]] if g}
     unknown = set(theory) - set(_THEORY)
     if unknown:
         raise TypeError(f"network_gap() got unexpected keyword(s) {sorted(unknown)}")
@@ -187,15 +197,28 @@ def network_gap(student, teacher, *, alpha0, eta, alpha, beta, lam, **theory) ->
     return out
 
 
-def network_note(g: dict, corrected: bool = False) -> str:
+def network_note(g: dict, corrected: bool = False, spectrum: str = "mp") -> str:
     """One line for the text output of ``srf``: the measured gap where :func:`network_gap` matched, else
-    "not measured near this setting" with its reason."""
+    "not measured near this setting" with its reason; for the theory variant (``corrected``: the row norms,
+    ``spectrum="trained"``: the trained bulk) and, where the paired map measured it, the network's extrapolated
+    paired gap with its standard error, the smallest detectable gap and the verdict (docs/studies/paired-map.md)."""
     head = "against the one-step network: "
     if g["match"] is None:
         return head + f"not measured near this setting ({g['reason']}; the map: docs/studies/mechanism.md)."
-    key = "corrected" if corrected else "uncorrected"
-    which = "with" if corrected else "without"
+    key = next(k for k, v in VARIANTS.items() if v[1] == spectrum and v[2] == bool(corrected))
+    which = ("with" if corrected else "without") + " the row-norm correction" + \
+        (" on the trained bulk" if spectrum == "trained" else "")
+    near = g["entry"] if g["match"] == "exact" else None
+    if any(key not in e for e in [g["entry"]] + (g["bracket"] or [])):
+        return head + (f"{'at this setting' if near else 'near this setting'} ({g['entry']['setting']}) the map has "
+                       f"no measurement against {VARIANTS[key][3]} ({g['reason']}; docs/studies/paired-map.md).")
     lo, hi = g["range_percent"][key]
+    x = near[key].get("extrapolated") if near else None
+    tail = ""
+    if x:
+        tail = (f" Extrapolated (paired, d = {', '.join(map(str, x['sizes']))}; g_inf + a/d): network − theory = "
+                f"{x['g_inf_percent']:+.2f} +/- {x['se_percent']:.2f} %, smallest detectable gap "
+                f"{x['detectable_percent']:.1f} %: {_STATUS[x['status']]} (docs/studies/paired-map.md).")
 
     def gap(e):
         return f"{e[key]['gap_percent']:+.1f} +/- {e[key]['se_percent']:.1f} %"
@@ -209,8 +232,14 @@ def network_note(g: dict, corrected: bool = False) -> str:
         where = (f"not measured at this setting ({g['reason']}); the network was {gap(a)} from the theory at "
                  f"{a['label']} and {gap(b)} at {b['label']}")
         size = f"d = {a['d']}, {a['seeds']} and {b['seeds']} seeds"
-    return (head + f"{where}, {which} the row-norm correction ({size}; over the map {lo:+.1f} to {hi:+.1f} %; "
-            f"{g['reference']}).")
+    return (head + f"{where}, {which} ({size}; over the map {lo:+.1f} to {hi:+.1f} %; "
+            f"{g['reference']})." + tail)
+
+
+_STATUS = {"inside": "the theory is inside the network's 95 % interval",
+           "underpowered": "the theory is inside the network's 95 % interval, underpowered (no evidence of agreement "
+                           "closer than the detectable gap)",
+           "outside": "the theory is OUTSIDE the network's 95 % interval", "no verdict": "no verdict"}
 
 
 def _gap(e, th) -> float:

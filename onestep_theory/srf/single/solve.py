@@ -148,7 +148,7 @@ def _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0,
     if rn is not None:
         o.row_norms = (float(rn[0]), float(rn[1]))
     if opt.spectrum == "trained":        # docs/theory/trained-bulk.md §5
-        o.trained = trained_law(teacher, mapping, nv)
+        o.trained = trained_law(teacher, mapping, nv, alpha0)
     return _Problem(student, teacher, dict(alpha=alpha, beta=beta, lam=lam, noise_var=noise_var), opt, dps,
                     Target.of(dps, tol or 1e-10).rel, (rr, cc, gg), mapping, o, rn,
                     tuple(float(v) for v in init) if init is not None else (0.0, 0.0, 0.0, 0.1, 0.1, 1.0, 1.0),

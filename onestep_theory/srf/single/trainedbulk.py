@@ -25,7 +25,7 @@ import numpy as np
 import sympy as sp
 
 from ...core.errors import ConvergenceError, InvalidParameterError
-from ...core.exact import to_float, to_mpf
+from ...core.exact import to_exact, to_float, to_mpf
 from ...core.precision import arb_to_mpf, working_digits
 from ...hermite.activation import Activation
 from ...hermite.evaluate import arb_callable
@@ -65,20 +65,23 @@ def step_law(wq, s, y, tau, inv_a0, beta, mu2s=None) -> StepLaw:
     return StepLaw(wq, s, y, tau, inv_a0, beta, mu1s, mu2s)
 
 
-def trained_law(teacher, mapping, noise_var=0):
+def trained_law(teacher, mapping, noise_var=0, alpha0=None):
     r"""The step batch's law for ``spectrum="trained"`` (trained-bulk.md §2, §5): a callable
     ``law(S, beta) -> StepLaw`` on a rule for :math:`s` refined with the κ-rule ``S`` (its level, its digits,
     float64 or mpf at the ambient precision), cached per level and precision; :math:`\tau=c-1` from ``S.c``.
 
-    Needs the network's step (``mapping``: (r, c, γ) from α0 and η̃) and noiseless labels."""
-    if mapping is None:
+    Needs the network's step batch — ``mapping`` ((r, c, γ) from α0 and η̃), or ``alpha0`` beside (r, c, γ) given
+    directly (a network's measured parameters, docs/studies/paired-map.md) — and noiseless labels."""
+    if mapping is None and alpha0 is None:
         raise InvalidParameterError("spectrum", "trained", "alpha0 and eta (the trained bulk is the step's: (r, c, "
-                                    "gamma) given directly have no step batch)")
+                                    "gamma) given directly need alpha0 beside them, the step batch's size n0/d)")
     if noise_var != 0:
         raise InvalidParameterError("noise_var", noise_var, "0 with spectrum='trained' (label noise in the step's "
                                     "law is not derived: docs/theory/trained-bulk.md §6)")
     t = Activation.from_any(teacher, "teacher")
-    a0 = sp.sympify(mapping.alpha0)
+    a0 = sp.sympify(mapping.alpha0) if mapping is not None else to_exact(alpha0, "alpha0", allow_infinite=True)
+    if not a0 > 0:
+        raise InvalidParameterError("alpha0", alpha0, "a real number > 0 (or inf)")
     inv_exact = sp.Integer(0) if a0 == sp.oo else 1 / a0
     kinks = tuple(float(b) for b in breakpoints(t.expr))
     cache = {}
