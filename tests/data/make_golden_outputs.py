@@ -3,7 +3,10 @@
 What: runs every command of ``COMMANDS`` below in a fresh ``python -m onestep_theory`` process, each in an empty
 temporary folder, and writes ``tests/data/golden_outputs.json``: for each command its words, its exit status, its
 standard output, its standard error and the text files it wrote (``--csv``), with the masks of ``mask`` applied.
-``tests/test_golden_outputs.py`` runs the same commands and compares, character for character.
+``tests/test_golden_outputs.py`` runs the same commands and compares, character for character, after setting aside
+what issue 35 added on purpose to every output (``comparable``).  ``--refreeze WORDS --reason TEXT --revision REV``
+reruns only the stored commands containing WORDS (an output that changed legitimately: the entry keeps the
+revision, the reason and its diff from before, under ``refrozen``).
 
 Why: issue 34 (precision set once) moves how ``dps`` is threaded through the srf layer; its "Done when" requires the
 printed outputs of the README commands to be identical before and after.  The stored file was generated from
