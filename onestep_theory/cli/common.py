@@ -5,6 +5,7 @@ starts), JSON/text output and progress.  Command modules import from here; this 
 from __future__ import annotations
 
 import argparse
+import fractions
 import json
 import math
 import os
@@ -267,7 +268,12 @@ def exact_grid(name, infinite=False):
             if rng is not None:
                 a, b, n = rng
                 lo, hi = to_exact(a, name), to_exact(b, name)
-                # exact arithmetic already: no nsimplify (it ran PSLQ on every point, 14 ms each)
+                # exact arithmetic already: no nsimplify (it ran PSLQ on every point, 14 ms each); rational ends in
+                # Fractions (the same numbers, without SymPy's 0.5 ms a point)
+                if isinstance(lo, sp.Rational) and isinstance(hi, sp.Rational):
+                    a, b = fractions.Fraction(int(lo.p), int(lo.q)), fractions.Fraction(int(hi.p), int(hi.q))
+                    pts = (a + (b - a) * fractions.Fraction(i, max(n - 1, 1)) for i in range(n))
+                    return [exact_text(sp.Rational(f.numerator, f.denominator)) for f in pts]
                 return [exact_text(sp.expand(lo + (hi - lo) * sp.Rational(i, max(n - 1, 1)))) for i in range(n)]
             for v in items:                          # ``infinite``: 'inf' in a list (srf-curve --sweep alpha0)
                 to_exact(v, name, allow_infinite=infinite)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fractions
 import math
 import numbers
+import re
 import warnings
 
 import mpmath
@@ -131,12 +132,34 @@ def binary_exact(value) -> sp.Rational:
     return sp.Rational(num, den)
 
 
+#: A plain decimal (``0.2``, ``-3.25e-4``) or ``n/d``, as the expression parser reads it (no leading zeros).
+_PLAIN = re.compile(r"[-+]?(0|[1-9]\d*)(\.\d*)?([eE][-+]?\d{1,3})?|[-+]?(0|[1-9]\d*)/[1-9]\d*")
+
+
+def _plain_float(text: str):
+    """The float of a plain decimal or ``n/d`` string, correctly rounded from its exact value (a Fraction: the value
+    SymPy's parser gives, without its 0.08 ms), or None where :func:`to_exact` decides (anything else, a number
+    beyond :data:`MAX_EXACT_BITS`, a float that overflows or is subnormal)."""
+    if len(text) > 400 or not _PLAIN.fullmatch(text):
+        return None
+    f = fractions.Fraction(text)
+    if max(abs(f.numerator), f.denominator).bit_length() > MAX_EXACT_BITS:
+        return None
+    try:
+        v = f.numerator / f.denominator                 # int / int is correctly rounded
+    except OverflowError:
+        return None
+    return v if f == 0 or 2.2250738585072014e-308 <= abs(v) < math.inf else None   # normal floats only
+
+
 def to_float(value, param: str = "value") -> float:
     """float64 value of a number or an exact string (for float64 fast paths; no inexactness warning)."""
     if isinstance(value, bool):
         raise InvalidParameterError(param, value, "a real number")
     if isinstance(value, (int, float, numbers.Real)) and not isinstance(value, sp.Basic):
         v = float(value)
+    elif isinstance(value, str) and (v := _plain_float(value)) is not None:
+        pass                                  # a plain decimal or n/d: exact without SymPy, the same float
     else:
         v = float(to_exact(value, param, allow_infinite=True))
     if math.isnan(v):
@@ -201,8 +224,21 @@ def nstr(value, dps: int) -> str:
         if value == 0:
             return "0"
         return repr(value) if dps >= 17 else f"{value:.{dps}g}"
+    # an mpf's text depends on its binary value and dps alone: cached (a sweep prints the same (r, c, γ) at each point)
+    key = (value._mpf_, dps) if isinstance(value, mpmath.mpf) else None
+    if key in _NSTR:
+        return _NSTR[key]
     with precision(at):
-        return mpmath.nstr(mpmath.mpf(value), dps, strip_zeros=False, min_fixed=-6, max_fixed=12)
+        text = mpmath.nstr(mpmath.mpf(value), dps, strip_zeros=False, min_fixed=-6, max_fixed=12)
+    if key is not None:
+        if len(_NSTR) >= 4096:
+            _NSTR.clear()
+        _NSTR[key] = text
+    return text
+
+
+#: :func:`nstr`'s texts of mpf values, by (``_mpf_``, dps).
+_NSTR: dict = {}
 
 
 def check_dps(dps, hi: int, param: str = "dps", *, optional: bool = True):

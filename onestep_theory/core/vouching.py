@@ -15,8 +15,10 @@ plain mpf; ``x.plain`` is the value itself; ``x.error`` the estimate).
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import fractions
+import functools
 import math
 import re
 
@@ -90,12 +92,33 @@ def _ilog10(x: F) -> int:
     return e
 
 
+#: Exact decimal arithmetic of the float fast path: every float is a terminating decimal of at most 767 significant
+#: digits, so sums and differences of floats and printed decimals fit in 3000 digits; a rounding would raise.
+_EXACT = decimal.Context(prec=3000, rounding=decimal.ROUND_HALF_EVEN, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN,
+                         traps=[decimal.Inexact, decimal.Rounded, decimal.InvalidOperation, decimal.Overflow])
+
+
+def _up(x: decimal.Decimal, sig: int) -> str:
+    """:func:`round_up` of an exact decimal ``x`` (``adjusted()`` is ``floor(log10 x)`` exactly)."""
+    if x <= 0:
+        return "0"
+    e = x.adjusted()
+    m = math.ceil(x.scaleb(sig - 1 - e, _EXACT))
+    if m >= 10**sig:
+        m, e = m // 10 + (m % 10 > 0), e + 1
+    text = str(m)
+    return f"{text[0]}.{text[1:]}e{e:+03d}" if sig > 1 else f"{text}e{e:+03d}"
+
+
 def round_up(x, sig: int = 3) -> str:
     """``x >= 0`` rounded *up* to ``sig`` significant digits, in exponent form (an error never shrinks in print).
 
-    >>> round_up(F(1, 3)), round_up(mpmath.mpf('1e-400')), round_up(0)
-    ('3.34e-01', '1.00e-400', '0')
+    >>> round_up(F(1, 3)), round_up(mpmath.mpf('1e-400')), round_up(0), round_up(0.1)
+    ('3.34e-01', '1.00e-400', '0', '1.01e-01')
     """
+    if isinstance(x, (float, np.floating)) and math.isfinite(x):      # a float is an exact decimal: no Fraction
+        with contextlib.suppress(decimal.DecimalException):            # (a guard, never met: the Fraction path)
+            return _up(decimal.Decimal(float(x)), sig)
     x = as_fraction(x)
     if x <= 0:
         return "0"
@@ -128,7 +151,27 @@ def _word(value) -> str:
     return str(float(value)) if isinstance(value, (float, np.floating)) else mpmath.nstr(value)
 
 
-def vouch(value, err, cap: int | None = None) -> tuple:
+_FLOATS, _ERRS = (float, np.floating), (float, np.floating, int)
+
+
+@functools.lru_cache(maxsize=4096)
+def _vouch_float(v: float, r: float, cap) -> tuple:
+    """:func:`vouch` of a finite float ``v`` with a finite error ``r``, in exact decimal arithmetic (the same decisions
+    as the exact path, proven equal in tests/test_fast_vouch.py); cached: a result prints its numbers more than once."""
+    x, e = decimal.Decimal(v), decimal.Decimal(abs(r))
+    if not x:
+        return "0", _up(e, 3)
+    if e:
+        n = x.adjusted() - e.adjusted() + 2           # to the error's decimal place + one guard digit
+    else:
+        n = 17 if cap is None else cap
+    if cap is not None and cap < n:
+        n = cap
+    text = f"{v:.{1 if n < 1 else 17 if n > 17 else n}g}"
+    return text, _up(_EXACT.add(e, _EXACT.subtract(decimal.Decimal(text), x).copy_abs()), 3)
+
+
+def vouch(value, err, cap: int | None = None, exact: bool = False) -> tuple:
     """``(value_text, error_text)``: the contract of every printed theory number (docs/theory/numerics.md §1).
 
     The value is printed to the decimal place of the error's leading digit plus one guard digit (at most
@@ -143,7 +186,18 @@ def vouch(value, err, cap: int | None = None) -> tuple:
     ('0.66667', '3.34e-06')
     >>> vouch(mpmath.mpf('1.234567890123e400'), mpmath.mpf('1e394'))
     ('1.2345679e+400', '1.01e+394')
+
+    A finite float value with a finite float (or int) error takes a fast path in exact decimal arithmetic, cached
+    (the same texts: tests/test_fast_vouch.py); ``exact=True`` forces the Fraction path, the reference.
     """
+    if not exact and isinstance(value, _FLOATS) and isinstance(err, _ERRS) and math.isfinite(value) \
+            and math.isfinite(err):
+        try:
+            return _vouch_float(float(value), float(err), None if cap is None else int(cap))
+        except decimal.DecimalException:            # never met (a guard): the Fraction path decides
+            pass
+    if not exact and isinstance(value, mpmath.mpf) and isinstance(err, (float, int)):
+        return _vouch_mpf(value._mpf_, err, None if cap is None else int(cap))   # the same mpf at every point
     if isinstance(value, F):
         value = sp.Rational(value.numerator, value.denominator)
     if isinstance(value, sp.Basic) and not isinstance(value, sp.Rational):
@@ -178,6 +232,12 @@ def vouch(value, err, cap: int | None = None) -> tuple:
             text = mpmath.nstr(v, n, strip_zeros=False, min_fixed=-6, max_fixed=15)
     text = text.replace(".e", "e")              # mpmath prints one digit as "2.e-40"
     return text, round_up(e + abs(F(text) - x))
+
+
+@functools.lru_cache(maxsize=1024)
+def _vouch_mpf(raw: tuple, err, cap) -> tuple:
+    """:func:`vouch` of the mpf ``raw`` (its ``_mpf_``; its text depends on nothing else), cached."""
+    return vouch(mpmath.mp.make_mpf(raw), err, cap, exact=True)
 
 
 def vouched(value, err, cap: int | None = None) -> str:

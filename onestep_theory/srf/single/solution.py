@@ -10,7 +10,7 @@ import math
 from ...core.errors import InvalidParameterError
 from ...core.exact import check_real
 from ...core.precision import error_of
-from ...core.results import VouchedResult, vouch
+from ...core.results import Result, VouchedResult, vouch
 from ..loss.losses import loss as loss_of
 from .saddle import ORDER
 
@@ -175,7 +175,9 @@ class SRFSolution(VouchedResult):
         return vouch(self.value(key), self.errors[key], self.dps)[0]
 
     def to_dict(self) -> dict:
-        d = super().to_dict()
+        # the plain fields (Result's); VouchedResult's layer is skipped: every field and error it prints is printed
+        # again below, by the same vouch (its output was overwritten whole)
+        d = Result.to_dict(self)
         printed = {k: vouch(self.value(k), e, self.dps) for k, e in self.errors.items()}
         for k in ("test_error", "D", "r", "c", "gamma"):
             if k in printed:
