@@ -108,14 +108,15 @@ def _fake_entry(**extra):
 
 
 def test_note_quotes_the_variant_and_its_extrapolated_verdict(monkeypatch):
-    paired = {"sizes": [250, 500], "seeds": [4, 4], "trained": {"g_inf_percent": -0.5, "se_percent": 0.25,
-                                                                "detectable_percent": 0.8, "status": "inside"}}
+    v = {"g_inf_percent": -0.5, "se_percent": 0.25, "detectable_percent": 0.8, "status": "inside"}
+    paired = {"sizes": [250, 500], "seeds": [4, 4], "trained": {"direct": v, "anchored": dict(v, status="outside")}}
     monkeypatch.setattr(nm, "_entries", lambda: (_fake_entry(theory_trained=0.0330, paired=paired),))
     g = nm.network_gap("tanh", "sin", alpha0=20, eta=3, alpha=3, beta=1, lam="1/10", spectrum="trained")
     line = nm.network_note(g, spectrum="trained")
     gap = 100 * (0.0325 - 0.001 - 0.0330) / 0.0330
     assert f"{gap:+.1f} +/- {100 * 0.0004 / 0.0330:.1f} %" in line
-    assert "-0.50 +/- 0.25 %" in line and "detectable gap 0.8 %" in line and "inside" in line
+    assert "paired -0.50 +/- 0.25 % (smallest detectable gap 0.8 %): the theory is inside" in line
+    assert "anchored on F1 -0.50 +/- 0.25 % (smallest detectable gap 0.8 %): the theory is OUTSIDE" in line
     assert "the trained bulk" in line or "trained bulk" in line
     # no trained-bulk value with the row norms at this entry: said, not a number against another theory
     line2 = nm.network_note(g, corrected=True, spectrum="trained")
@@ -128,8 +129,8 @@ def test_note_quotes_the_variant_and_its_extrapolated_verdict(monkeypatch):
 def test_shipped_verdicts_are_consistent(entry):
     """Each shipped paired verdict: inside iff |g∞| is within its 95 % half-width; underpowered iff inside and the
     detectable gap is above the tolerance; the theory values the package's (float64 solve)."""
-    for key in ("uncorrected", "corrected", "trained", "both"):
-        v = entry["paired"].get(key)
+    for key, kind in [(k, w) for k in ("uncorrected", "corrected", "trained", "both") for w in ("direct", "anchored")]:
+        v = (entry["paired"].get(key) or {}).get(kind)
         if not v:
             continue
         inside = abs(v["g_inf_percent"]) <= v["half_width_percent"]

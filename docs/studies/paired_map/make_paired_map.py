@@ -9,9 +9,13 @@ import json
 import math
 import pathlib
 import shutil
+import sqlite3
 import sys
 
+import numpy as np
+
 from onestep_theory.srf import srf_solve
+from onestep_theory.study.fit import extrapolate
 
 HERE = pathlib.Path(__file__).parent
 PAGE = HERE.parent / "paired-map.md"
@@ -30,7 +34,7 @@ MODEL = ("student", "teacher", "alpha", "beta", "lam", "alpha0", "eta")
 
 def theory(params, opts):
     p = {k: repr(v) if not isinstance(v, str) else v for k, v in params.items() if k in MODEL}
-    sol = srf_solve(p.pop("student"), p.pop("teacher"), **p, tol=1e-12, **opts)
+    sol = srf_solve(p.pop("student"), p.pop("teacher"), **p, tol=1e-10, **opts)
     return float(sol.test_error), float(sol.abs_error)
 
 
@@ -47,17 +51,60 @@ def verdict(fit):
             "half_width_percent": abs(100 * fit["half_width"] / fit["scale"]), "tolerance_percent": fit["tolerance_pct"]}
 
 
-def point(name, res):
-    """The four variants' theory values and their paired and unpaired verdicts at one point."""
+def tasks_of(run, points):
+    """Per task (d, seed index): the network's test error and its paired references, from the run's store (a
+    RUN_DIR without the store: the committed paired_tasks.json)."""
+    f = run / "paired_map.sqlite"
+    if not f.exists():
+        return json.loads((HERE / "paired_tasks.json").read_text())
+    con = sqlite3.connect(f)
+    out = {}
+    for params, d, k, res, sec in con.execute("select params, d, seed_index, result, seconds from tasks where "
+                                              "protocol = ?", ("giant-step",)):
+        params, res = json.loads(params), json.loads(res)
+        name = next((n for n, p in points.items() if all(params.get(x) == p["params"][x] for x in MODEL)), None)
+        if name is not None and params.get("corrected"):
+            out.setdefault(name, []).append({"d": d, "k": k, "seconds": round(sec, 1),
+                                             **{x: res[x] for x in TASK_KEYS if x in res}})
+    con.close()
+    return {n: sorted(v, key=lambda t: (t["d"], t["k"])) for n, v in out.items()}
+
+
+#: what each task keeps in the committed summary
+TASK_KEYS = ("test_error", "theory_f1", "theory_measured", "theory_measured_rn", "theory_measured_trained",
+             "theory_measured_both", "r", "c", "gamma", "norm_slope_v", "norm_noise_v")
+
+
+def fitted(tasks, sizes, reps, gap, scale):
+    """Per size (the first ``reps`` seeds of each, as the study): mean gap and standard error; the weighted fit
+    g∞ + a/d with its verdict (study.fit.extrapolate; tolerance 1 % of Result 3.3)."""
+    rows = []
+    for d, n in zip(sizes, reps):
+        v = np.array([gap(t) for t in tasks if t["d"] == d and t["k"] < n], dtype=float)
+        ok = v[np.isfinite(v)]
+        rows.append({"d": d, "gap": float(ok.mean()), "se": float(ok.std(ddof=1) / math.sqrt(ok.size)),
+                     "reps": int(ok.size), **({"missing": int(v.size - ok.size)} if ok.size < v.size else {})})
+    fit = extrapolate([r["d"] for r in rows], [r["gap"] for r in rows], [r["se"] for r in rows], (1.0,),
+                      reps=[r["reps"] for r in rows], scale=scale, tolerance=0.01).to_dict()
+    return rows, fit
+
+
+def point(name, res, tasks):
+    """The four variants' theory values and their verdicts at one point: paired against the theory at each task's
+    measured parameters (``paired``), anchored on F1 (``anchored``: network − [F1 on the task's own trained bulk −
+    trained bulk + variant], both at the measured parameters), and unpaired (``unpaired``)."""
     th0 = res["theory"]
+    sizes = [r["d"] for r in res["comparisons"]["theory"]["sizes"]]
+    reps = [r["reps"] for r in res["comparisons"]["theory"]["sizes"]]
     out = {"name": name, "label": LABELS[name][0], "params": {k: res["params"][k] for k in MODEL},
-           "sizes": [r["d"] for r in res["comparisons"]["theory"]["sizes"]],
-           "seeds": [r["reps"] for r in res["comparisons"]["theory"]["sizes"]], "variants": {}}
+           "sizes": sizes, "seeds": reps, "variants": {}}
     unpaired = res["comparisons"]["theory"]
     for key, ref, opts, label in VARIANTS:
         th, err = theory(res["params"], opts)
-        c = res["comparisons"][ref]
-        pv = verdict(c["fit"])
+        rk = "theory_" + ref
+        rows, fit = fitted(tasks, sizes, reps, lambda t: t["test_error"] - t[rk], th0)
+        arows, afit = fitted(tasks, sizes, reps, lambda t: t["test_error"] - (t["theory_f1"] - t[
+            "theory_measured_trained"] + t[rk]), th0)
         # unpaired: network − this theory = (network − Result 3.3) − (this theory − Result 3.3), same errors
         uf = unpaired["fit"]
         shift = th - th0
@@ -70,11 +117,12 @@ def point(name, res):
                   "status": ("outside" if abs(g) > half else
                              "inside" if uf["detectable_gap_pct"] <= uf["tolerance_pct"] else "underpowered")}
         out["variants"][key] = {
-            "label": label, "theory": th, "theory_error": err, "shift_percent": pct(shift, th0), "paired": pv,
-            "unpaired": uv,
+            "label": label, "theory": th, "theory_error": err, "shift_percent": pct(shift, th0),
+            "paired": verdict(fit), "anchored": verdict(afit), "unpaired": uv,
             "per_size": [{"d": r["d"], "gap_percent": pct(r["gap"], th0), "se_percent": pct(r["se"], th0),
-                          "reps": r["reps"], **({"missing": r["missing"]} if "missing" in r else {})}
-                         for r in c["sizes"]]}
+                          "reps": r["reps"], **({"missing": r["missing"]} if "missing" in r else {})} for r in rows],
+            "per_size_anchored": [{"d": r["d"], "gap_percent": pct(r["gap"], th0), "se_percent": pct(r["se"], th0),
+                                   "reps": r["reps"]} for r in arows]}
     return out
 
 
@@ -88,30 +136,49 @@ def cell(v):
 
 def tables(points):
     head = ["| point (sizes; seeds) | theory | ε_g (d → ∞) | − Result 3.3 | paired g∞ ± SE (detectable; verdict) "
-            "| χ²/ν | unpaired g∞ ± SE (detectable; verdict) |", "|---|---|---|---|---|---|---|"]
+            "| χ²/ν | F1-anchored g∞ ± SE (detectable; verdict) | χ²/ν | unpaired g∞ ± SE (detectable; verdict) |",
+            "|---|---|---|---|---|---|---|---|---|"]
     rows = []
     for p in points:
         where = f"{p['label']} ({', '.join(map(str, p['sizes']))}; {', '.join(map(str, p['seeds']))})"
         for key, *_ in VARIANTS:
             v = p["variants"][key]
-            pv = v["paired"]
-            chi = f"{pv['chi2']:.1f}/{pv['dof']}" if pv else ""
+            pv, av = v["paired"], v["anchored"]
             rows.append(f"| {where} | {v['label']} | {v['theory']:.8f} | {v['shift_percent']:+.2f} | {cell(pv)} | "
-                        f"{chi} | {cell(v['unpaired'])} |")
+                        f"{pv['chi2']:.1f}/{pv['dof']} | {cell(av)} | {av['chi2']:.1f}/{av['dof']} | "
+                        f"{cell(v['unpaired'])} |")
             where = ""
     sizes = []
     for p in points:
-        sizes += [f"\n**{p['label']}** — network − theory at the network's measured parameters, per size "
-                  "(% of Result 3.3):\n", "| theory | " + " | ".join(f"d = {d} ({n})" for d, n in
-                                                                       zip(p["sizes"], p["seeds"])) + " |",
-                  "|---|" + "---|" * len(p["sizes"])]
+        sizes += [f"\n**{p['label']}** — network − reference per size (% of Result 3.3; mean ± standard error over "
+                  "seeds):\n", "| reference | " + " | ".join(f"d = {d} ({n})" for d, n in zip(p["sizes"], p["seeds"]))
+                  + " |", "|---|" + "---|" * len(p["sizes"])]
         for key, *_ in VARIANTS:
             v = p["variants"][key]
-            sizes.append(f"| {v['label']} | " + " | ".join(
-                f"{r['gap_percent']:+.2f} ± {r['se_percent']:.2f}" + (f" ({r['missing']} missing)"
-                                                                     if r.get("missing") else "")
-                for r in v["per_size"]) + " |")
+            for what, rows_ in (("theory at the measured parameters", v["per_size"]),
+                                ("F1-anchored", v["per_size_anchored"])):
+                sizes.append(f"| {v['label']}, {what} | " + " | ".join(
+                    f"{r['gap_percent']:+.2f} ± {r['se_percent']:.2f}" + (f" ({r['missing']} missing)"
+                                                                         if r.get("missing") else "")
+                    for r in rows_) + " |")
     return "\n".join(head + rows), "\n".join(sizes)
+
+
+def spread(found, tasks):
+    """Per point and size: the spread over seeds (standard deviation, % of Result 3.3) of network − Result 3.3, of
+    network − the theory at the measured parameters, and of the F1-anchored gap: what each pairing removes."""
+    lines = ["| point | d | seeds | network − Result 3.3 | − theory at the measured (r̂, ĉ, γ̂) | F1-anchored |",
+             "|---|---|---|---|---|---|"]
+    for name, res in found.items():
+        th = res["theory"]
+        for row in res["comparisons"]["theory"]["sizes"]:
+            ts = [t for t in tasks[name] if t["d"] == row["d"] and t["k"] < row["reps"]]
+            sd = [float(np.std([g(t) for t in ts], ddof=1)) for g in (
+                lambda t: t["test_error"], lambda t: t["test_error"] - t["theory_measured"],
+                lambda t: t["test_error"] - t["theory_f1"])]
+            lines.append(f"| {LABELS[name][0]} | {row['d']} | {len(ts)} | " + " | ".join(f"{100 * v / th:.2f}"
+                                                                                       for v in sd) + " |")
+    return "\n".join(lines)
 
 
 def update_map(points):
@@ -134,31 +201,41 @@ def update_map(points):
             m["entries"].append(e)
         e["theory_trained"] = p["variants"]["trained"]["theory"]
         e["theory_both"] = p["variants"]["both"]["theory"]
-        e["paired"] = {"sizes": p["sizes"], "seeds": p["seeds"], "fit": "g_inf + a/d, weighted",
+        e["paired"] = {"sizes": p["sizes"], "seeds": p["seeds"], "fit": "g_inf + a/d, weighted; direct: network − "
+                       "the theory at each network's measured parameters; anchored: network − (F1 on its own trained "
+                       "bulk − trained bulk + the theory), both at the measured parameters",
                        "source": "docs/studies/paired-map.md",
-                       **{key: p["variants"][key]["paired"] for key, *_ in VARIANTS}}
+                       **{key: {"direct": p["variants"][key]["paired"], "anchored": p["variants"][key]["anchored"]}
+                          for key, *_ in VARIANTS}}
     m["paired_source"] = "docs/studies/paired-map.md (paired_map/run_paired_map.py, make_paired_map.py)"
     PKG.write_text(json.dumps(m, indent=1) + "\n")
 
 
 def main():
     run = pathlib.Path(sys.argv[1])
-    points = []
+    found = {}
     for name in LABELS:
         f = run / f"paired_{name}.json"
         if f.exists():
             if f.resolve() != (HERE / f.name).resolve():
                 shutil.copy(f, HERE / f.name)
-            points.append(point(name, json.loads(f.read_text())))
+            found[name] = json.loads(f.read_text())
+    tasks = tasks_of(run, found)
+    (HERE / "paired_tasks.json").write_text(json.dumps(tasks, separators=(",", ":")) + "\n")
+    points = [point(name, res, tasks[name]) for name, res in found.items()]
     (HERE / "paired_map_summary.json").write_text(json.dumps(points, indent=1) + "\n")
     verdicts, per_size = tables(points)
     txt = (HERE / "paired-map_template.md").read_text()
     txt = txt.replace("{{VERDICTS}}", verdicts).replace("{{PER_SIZE}}", per_size)
+    txt = txt.replace("{{SPREAD}}", spread(found, tasks))
+    used = {n: sum(t["seconds"] for t in tasks[n]) / 60 for n in found}
+    txt = txt.replace("{{COMPUTE}}", ", ".join(f"{LABELS[n][0]} {m:.1f}" for n, m in used.items()) +
+                      f" (total {sum(used.values()):.0f} core-minutes, {sum(len(tasks[n]) for n in found)} networks)")
     for p in points:            # single cells quoted in the text: {{name.variant}} (paired), {{name.variant.unpaired}}
         for key, *_ in VARIANTS:
             v = p["variants"][key]
-            txt = txt.replace("{{%s.%s}}" % (p["name"], key), cell(v["paired"]))
-            txt = txt.replace("{{%s.%s.unpaired}}" % (p["name"], key), cell(v["unpaired"]))
+            for kind in ("paired", "anchored", "unpaired"):
+                txt = txt.replace("{{%s.%s.%s}}" % (p["name"], key, kind), cell(v[kind]))
             txt = txt.replace("{{%s.%s.shift}}" % (p["name"], key), f"{v['shift_percent']:+.2f} %")
     left = [t for t in txt.split("{{")[1:]]
     if left:

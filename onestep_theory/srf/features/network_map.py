@@ -206,8 +206,8 @@ def network_note(g: dict, corrected: bool = False, spectrum: str = "mp") -> str:
     if g["match"] is None:
         return head + f"not measured near this setting ({g['reason']}; the map: docs/studies/mechanism.md)."
     key = next(k for k, v in VARIANTS.items() if v[1] == spectrum and v[2] == bool(corrected))
-    which = ("with" if corrected else "without") + " the row-norm correction" + \
-        (" on the trained bulk" if spectrum == "trained" else "")
+    which = ("on the trained bulk, " if spectrum == "trained" else "") + ("with" if corrected else "without") + \
+        " the row-norm correction"
     near = g["entry"] if g["match"] == "exact" else None
     if any(key not in e for e in [g["entry"]] + (g["bracket"] or [])):
         return head + (f"{'at this setting' if near else 'near this setting'} ({g['entry']['setting']}) the map has "
@@ -216,9 +216,10 @@ def network_note(g: dict, corrected: bool = False, spectrum: str = "mp") -> str:
     x = near[key].get("extrapolated") if near else None
     tail = ""
     if x:
-        tail = (f" Extrapolated (paired, d = {', '.join(map(str, x['sizes']))}; g_inf + a/d): network − theory = "
-                f"{x['g_inf_percent']:+.2f} +/- {x['se_percent']:.2f} %, smallest detectable gap "
-                f"{x['detectable_percent']:.1f} %: {_STATUS[x['status']]} (docs/studies/paired-map.md).")
+        tail = (f" Extrapolated (d = {', '.join(map(str, x['sizes']))}, g_inf + a/d), network − theory: " + "; ".join(
+            f"{what} {v['g_inf_percent']:+.2f} +/- {v['se_percent']:.2f} % (smallest detectable gap "
+            f"{v['detectable_percent']:.1f} %): {_STATUS[v['status']]}" for what, v in
+            (("paired", x.get("direct")), ("anchored on F1", x.get("anchored"))) if v) + " (docs/studies/paired-map.md).")
 
     def gap(e):
         return f"{e[key]['gap_percent']:+.1f} +/- {e[key]['se_percent']:.1f} %"
