@@ -137,3 +137,12 @@ def test_shipped_verdicts_are_consistent(entry):
         want = ("outside" if not inside else
                 "inside" if v["detectable_percent"] <= v["tolerance_percent"] else "underpowered")
         assert v["status"] == want and v["se_percent"] > 0 and v["detectable_percent"] > 2 * v["se_percent"]
+
+
+def test_cli_corrected_refused_with_a_general_loss(capsys):
+    from onestep_theory.cli.main import main
+
+    code = main(["study", "giant-step", "--student", "tanh", "--teacher", "tanh", "--alpha", "3", "--beta", "1",
+                 "--lam", "0.1", "--alpha0", "0.5", "--eta", "1", "--loss", "logistic", "--corrected", "--d", "60,90"])
+    err = capsys.readouterr().err
+    assert code == 2 and "corrected" in err and len(err.strip().splitlines()) == 1

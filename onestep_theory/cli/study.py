@@ -22,7 +22,7 @@ _PARAMS = {"student": "student", "teacher": "teacher", "alpha": "alpha", "beta":
            "alpha0": "alpha0", "eta": "eta", "r": "r", "c": "c", "gamma": "gamma", "phi": "phi", "psi": "psi",
            "ell": "ell", "noise_var": "noise_var", "n_test": "n_test", "variants": "variants",
            "features": "features", "norm_slope": "norm_slope", "norm_noise": "norm_noise", "row_norms": "row_norms",
-           "readout": "readout", "loss": "loss"}
+           "readout": "readout", "loss": "loss", "corrected": "corrected"}
 
 
 def _params(args, pr):
@@ -165,6 +165,9 @@ def _setup(p):
     p.add_argument("--row-norms", action="store_const", const=True, default=None,
                    help="giant-step, ablation: compare with the theory corrected for the step's row norms "
                         "(docs/theory/srf-theory.md §4.11); the stored tasks are the same")
+    p.add_argument("--corrected", action="store_const", const=True, default=None,
+                   help="giant-step: also the paired references at each network's measured parameters with the "
+                        "measured row norms, on the trained bulk, and both (docs/studies/paired-map.md; new tasks)")
     p.add_argument("--readout", help="giant-step, srf: the initial readout a0 = u/sqrt(p), 'uniform' (default) or "
                                      "'value:fraction,...' e.g. '1:0.5,2:0.5', compared with the asymptotic K-group "
                                      "theory (docs/theory/srf-theory.md §8.1; no paired references)")

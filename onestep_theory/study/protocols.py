@@ -11,7 +11,11 @@ protocol            one task = one repetition of                           theor
                                                                            ``readout`` (K groups): ``srf_groups``, no
                                                                            paired reference; ``loss``: ``srf_solve(loss=…)``,
                                                                            keys ``test_error``, ``class_error``; ``measured``
-                                                                           (docs/theory/srf-theory.md §8, §4.9)
+                                                                           (docs/theory/srf-theory.md §8, §4.9).
+                                                                           ``corrected``: also ``measured_rn``,
+                                                                           ``measured_trained``, ``measured_both``
+                                                                           (:func:`corrected_references`,
+                                                                           docs/studies/paired-map.md)
 ``srf``             :func:`~onestep_theory.simulate.sim_srf`               ``srf_solve`` at the given (r, c, γ)
 ``spike-model``     :func:`~onestep_theory.simulate.sim_spike_model`       ``gains``: Δ_ℓ (``delta``), Λ_ℓ (``lambda_test``)
 ``traces``          :func:`~onestep_theory.simulate.sim_resolvent`         ``resolvent``: m1, m2 and their λ-derivatives
@@ -38,7 +42,7 @@ import numpy as np
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..simulate.ablation import VARIANTS
 
-__all__ = ["PROTOCOLS", "Protocol", "protocol_of", "cge_functions"]
+__all__ = ["PROTOCOLS", "Protocol", "protocol_of", "cge_functions", "corrected_references", "CORRECTED"]
 
 
 @dataclasses.dataclass(frozen=True)
