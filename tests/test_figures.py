@@ -138,11 +138,18 @@ def test_file_types_by_suffix(tmp_path):
 
 def test_cli_sweep_heatmap(tmp_path, kept, capsys):
     path = tmp_path / "h.png"
+    from onestep_theory.srf import bounds
+
     assert main(["sweep", "test_error", "--over", "alpha=0.5:4:3,eta=1:6:3", *CASE_A, "--plot", str(path),
-                 "--contours", "3", "--tol", "1e-30", "--with", "argmin", "--dpi", "60"]) == 0
+                 "--contours", "3", "--tol", "1e-30", "--with", "argmin,eta-star", "--dpi", "60"]) == 0
     assert path.read_bytes()[:4] == b"\x89PNG"
     fig = kept[-1]
-    assert len(fig.axes) == 2 and "error-mask" in _gids(fig) and "contours" in _gids(fig)
+    assert len(fig.axes) == 2 and {"error-mask", "contours", "overlay:argmin"} <= _gids(fig)
+    b = bounds("tanh", "sin", alpha0="20", optimize_eta=True)            # (28) at case A's alpha0
+    for which in ("lower", "upper"):
+        line = next(a for a in fig.axes[0].get_lines() if a.get_gid() == f"overlay:eta-star-{which}")
+        assert line.get_ydata()[0] == pytest.approx(float(getattr(b, f"eta_{which}")), abs=1e-9)
+    assert r"$\Delta=0$" in fig._suptitle.get_text()                   # the default noise, stated
     assert r"$\alpha_0=20$" in fig._suptitle.get_text() and r"$\beta=1$" in fig._suptitle.get_text()
     capsys.readouterr()
 
@@ -190,6 +197,23 @@ def test_cli_srf_curve_overlays(tmp_path, kept, capsys):
     want = [2 * np.std(v, ddof=1) / math.sqrt(len(v)) for v in sims.values()]
     assert half == pytest.approx(want, rel=1e-9)
     assert r"$\tilde\eta=3$" in fig._suptitle.get_text() and not tick_overlaps(fig)
+    capsys.readouterr()
+
+
+def test_cli_curve_over_eta_bounds_and_row_norms(tmp_path, kept, capsys):
+    """Along eta the bounds are curves (one value per eta, each the bound at that eta), and the row-norm overlay is
+    the corrected theory at each point; a one-point range is stated in the title."""
+    from onestep_theory.srf import bounds, srf_solve
+
+    assert main(["srf-curve", *CASE_A, "--alpha", "3", "--sweep", "eta", "--values", "1,2", "--plot",
+                 str(tmp_path / "e.png"), "--with", "bounds,row-norms", "--dpi", "60"]) == 0
+    lines = {a.get_gid(): a for a in kept[-1].axes[0].get_lines()}
+    low = [float(bounds("tanh", "sin", alpha0="20", eta=e).lower) for e in ("1", "2")]
+    assert list(lines["overlay:bound-lower"].get_ydata()) == pytest.approx(low, rel=1e-9)
+    rn = [float(srf_solve("tanh", "sin", alpha=3, beta=1, lam="1/10", alpha0=20, eta=e, row_norms=True).test_error)
+          for e in ("1", "2")]
+    assert list(lines["overlay:row-norms"].get_ydata()) == pytest.approx(rn, rel=1e-9)
+    assert list(lines["curve"].get_xdata()) == [1.0, 2.0]
     capsys.readouterr()
 
 

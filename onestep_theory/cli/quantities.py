@@ -21,7 +21,12 @@ def _run_curve(args):
 
     from ..core.errors import InvalidParameterError
 
-    kw = rcg_kw(args)
+    if args.sweep in ("eta", "alpha0") and args.values and getattr(args, args.sweep) is None:
+        import argparse                                 # the swept one need not be given too (it is replaced)
+
+        kw = rcg_kw(argparse.Namespace(**{**vars(args), args.sweep: args.values[0]}))
+    else:
+        kw = rcg_kw(args)
     if args.alphas is not None and (args.sweep is not None or args.values is not None):
         raise InvalidParameterError("sweep", args.sweep, "either --alphas LIST, or --sweep PARAM --values LIST, not both")
     if (args.sweep is None) != (args.values is None):

@@ -191,7 +191,7 @@ def sweep_figure(res, path, *, contours=None, tol=None, with_=(), width=WIDTH, d
     sweep has one), a heatmap (:func:`~.figures.heatmap`) for two, with the overlays ``with_`` (``argmin`` along the
     second parameter, ``eta-star``) computed here; ``command`` goes into the file's metadata."""
     names, axes, z, e = sweep_grid(res)
-    fixed = dict(res.fixed)
+    fixed = dict(res.fixed, **{k: res.rows[0][k] for k in res.over if k not in names})    # a one-point range
     if "noise" in quantity_of(res.quantity).params and "noise" not in fixed and "noise" not in res.over:
         fixed["noise"] = "0"                            # the default of every quantity with label noise
     who = dict(fixed=fixed, student=res.student, teacher=res.teacher, width=width, dpi=dpi, command=command)
