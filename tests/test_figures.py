@@ -214,6 +214,13 @@ def test_cli_curve_over_eta_bounds_and_row_norms(tmp_path, kept, capsys):
           for e in ("1", "2")]
     assert list(lines["overlay:row-norms"].get_ydata()) == pytest.approx(rn, rel=1e-9)
     assert list(lines["curve"].get_xdata()) == [1.0, 2.0]
+    # alpha0 = inf is the curve's limit, drawn as a line (no axis holds it)
+    assert main(["srf-curve", *CASE_A[:4], "--eta", "3", "--alpha", "3", "--sweep", "alpha0", "--values", "10,100,inf",
+                 "--plot", str(tmp_path / "i.png"), "--dpi", "60"]) == 0
+    lines = {a.get_gid(): a for a in kept[-1].axes[0].get_lines()}
+    assert list(lines["curve"].get_xdata()) == [10.0, 100.0] and "overlay:limit0" in lines
+    assert lines["overlay:limit0"].get_ydata()[0] == pytest.approx(
+        float(srf_solve("tanh", "sin", alpha=3, beta=1, lam="1/10", alpha0="inf", eta=3).test_error), rel=1e-9)
     capsys.readouterr()
 
 

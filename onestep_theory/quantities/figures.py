@@ -272,7 +272,7 @@ def _save(plt, fig, path, title, dpi, command=None):
 def _draw_overlays(ax, overlays):
     """Draw each overlay with a gid ``overlay:<name>`` (its band or bars: ``overlay:<name>:error``)."""
     for k, o in enumerate(overlays):
-        col = f"C{(k + 1) % 10}"
+        col = "C0" if o.name.startswith("limit") else f"C{(k + 1) % 10}"       # a limit: the curve's colour
         if o.kind in ("hline", "vline"):
             v, e = float((o.y if o.kind == "hline" else o.x)[0]), float(((o.yerr if o.kind == "hline" else o.xerr)
                                                                         or (0,))[0])
@@ -287,11 +287,14 @@ def _draw_overlays(ax, overlays):
             for c in cont.lines[2]:
                 c.set_gid(f"overlay:{o.name}:error")
         else:
-            line, = ax.plot(o.x, o.y, "-", color=col, lw=1.0, label=o.label)
+            x, y = np.asarray(o.x, float), np.asarray(o.y, float)
+            keep = np.isfinite(x)                                        # a limit at infinity: not on the axis
+            line, = ax.plot(x[keep], y[keep], "-", color=col, lw=1.0, label=o.label)
             if o.yerr is not None:
-                y, e = np.asarray(o.y, float), np.asarray(o.yerr, float)
-                lo, hi = (e[0], e[1]) if e.ndim == 2 else (e, e)          # asymmetric: (below, above)
-                ax.fill_between(o.x, y - lo, y + hi, color=col, alpha=0.3, lw=0).set_gid(f"overlay:{o.name}:error")
+                e = np.asarray(o.yerr, float)
+                lo, hi = (e[0][keep], e[1][keep]) if e.ndim == 2 else (e[keep], e[keep])   # asymmetric: below, above
+                y = y[keep]
+                ax.fill_between(x[keep], y - lo, y + hi, color=col, alpha=0.3, lw=0).set_gid(f"overlay:{o.name}:error")
         line.set_gid(f"overlay:{o.name}")
 
 
@@ -369,6 +372,12 @@ def curve(path, xs, ys, errors, *, name, quantity, fixed=None, student=None, tea
     the fixed parameters as the title.  Returns ``path``."""
     plt = _plt(path)
     xs, ys, errs = (np.asarray(a, float) for a in (xs, ys, errors))
+    far = ~np.isfinite(xs)                  # a point at infinity (alpha0 = inf) is the curve's limit: a line
+    overlays = [Overlay(f"limit{k}", f"{label or 'theory'} at {tex_name(name)[:-1]}=\\infty$", y=(ys[i],),
+                        yerr=(errs[i],), kind="hline") for k, i in enumerate(np.flatnonzero(far))] + list(overlays)
+    xs, ys, errs = xs[~far], ys[~far], errs[~far]
+    if not len(xs):
+        raise InvalidParameterError("--values", "inf", "finite values besides inf (a curve needs an axis)")
     sx = scale or grid_scale(xs)
     with plt.rc_context(STYLE):
         fig = _figure(plt, width, 0.78)
