@@ -17,8 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from onestep_theory.cli.main import main  # noqa: E402
 from onestep_theory.core.errors import InvalidParameterError  # noqa: E402
 from onestep_theory.quantities import figures  # noqa: E402
-from onestep_theory.quantities.figures import Overlay, curve, heatmap, parse_contours, tick_overlaps  # noqa: E402
-from onestep_theory.quantities.overlays import grid_argmin  # noqa: E402
+from onestep_theory.quantities.figures import Overlay, curve, heatmap, tick_overlaps  # noqa: E402
+from onestep_theory.quantities.overlays import grid_argmin, parse_contours  # noqa: E402
 
 CASE_A = ["--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--beta", "1", "--lam", "1/10"]
 

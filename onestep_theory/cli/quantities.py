@@ -54,11 +54,12 @@ def _run_curve(args):
     sols = srf_sweep(args.student, args.teacher, param, values, **fixed)
     bl = vouched(*best_linear_checked(args.teacher, args.dps), args.dps)
     rows = []
-    for v, s in zip(values, sols):
-        d = s.to_dict()
-        rows.append({param: v, "test_error": d["test_error"], "abs_error": d["abs_error"], "digits": d["digits"],
-                     **d["order"], "r": d["r"], "c": d["c"], "gamma": d["gamma"],
-                     "iterations": s.iterations, "best_linear": bl})
+    for v, s in zip(values, sols):                 # the fields of the row as to_dict prints them, and only those
+        p = s.printed(("test_error", *s.order, "r", "c", "gamma"))
+        rows.append({param: v, "test_error": p["test_error"][0], "abs_error": p["test_error"][1],
+                     "digits": s.printed_digits(p["test_error"][0]), **{k: p[k][0] for k in s.order},
+                     "r": p["r"][0], "c": p["c"][0], "gamma": p["gamma"][0], "iterations": s.iterations,
+                     "best_linear": bl})
     ctx = cli_context(args, _curve_method(sols, args.dps), sols[0].provenance)
     if args.csv:
         write_csv(args.csv, rows, ctx)
@@ -319,8 +320,7 @@ def _setup_check(p):
 def _sweep(args):
     from ..core.errors import InvalidParameterError
     from ..quantities import sweep
-    from ..quantities.figures import parse_contours
-    from ..quantities.overlays import OVERLAYS_2D, check_sweep_plot, parse_with
+    from ..quantities.overlays import OVERLAYS_2D, check_sweep_plot, parse_contours, parse_with
 
     contours = parse_contours(args.contours) if args.contours is not None else None     # all checked before the work
     with_ = parse_with(args.with_, OVERLAYS_2D) if args.with_ is not None else []

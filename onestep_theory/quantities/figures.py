@@ -26,7 +26,7 @@ from ..core.plotting import plotting
 from .registry import formula_tex, quantity_of
 
 __all__ = ["Overlay", "STYLE", "WIDTH", "tex_name", "quantity_label", "grid_scale", "sweep_grid", "heatmap", "curve",
-           "tick_overlaps", "fixed_caption", "parse_contours"]
+           "tick_overlaps", "fixed_caption"]
 
 #: Width of a one-column figure of a two-column paper (inches); ``width=7`` spans both columns.
 WIDTH = 3.4
@@ -87,31 +87,6 @@ def fixed_caption(fixed: dict, student=None, teacher=None, family: str = "srf") 
     parts = [f"{tex_name(k, family)[:-1]}={v}$" if tex_name(k, family).startswith("$") else f"{k}={v}"
              for k, v in sorted(fixed.items(), key=lambda kv: order.get(kv[0], len(order)))]
     return ", ".join(([who] if who else []) + parts)
-
-
-def parse_contours(text):
-    """``--contours``: a number of levels (1 to 40) or the levels themselves, increasing (``0.03,0.04,1/20``).
-
-    >>> parse_contours("8"), parse_contours("0.03, 1/20")
-    (8, [0.03, 0.05])
-    """
-    from ..core.exact import to_exact
-
-    allowed = "a number of levels in [1, 40], or increasing levels a,b,c (exact strings such as 1/20 allowed)"
-    items = [t.strip() for t in str(text).split(",")]
-    if len(items) == 1 and items[0].isdigit():
-        n = int(items[0])
-        if not 1 <= n <= 40:
-            raise InvalidParameterError("--contours", text, allowed)
-        return n
-    try:
-        levels = [float(to_exact(t, "--contours")) for t in items]
-    except (InvalidParameterError, ValueError, TypeError):
-        raise InvalidParameterError("--contours", text, allowed) from None
-    if not levels or len(levels) > 40 or not all(math.isfinite(v) for v in levels) or any(
-            b <= a for a, b in zip(levels, levels[1:])):
-        raise InvalidParameterError("--contours", text, allowed)
-    return levels
 
 
 def grid_scale(values) -> str:

@@ -13,6 +13,8 @@ the CLI (the study layer is beside this one).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core.errors import InvalidParameterError
@@ -24,7 +26,7 @@ from .grid import parse_over
 from .registry import quantity_of
 
 __all__ = ["OVERLAYS_1D", "OVERLAYS_2D", "best_linear_overlay", "bound_overlays", "row_norms_overlay",
-           "eta_star_overlays", "grid_argmin", "parse_with", "check_sweep_plot", "check_curve_with", "study_overlays",
+           "eta_star_overlays", "grid_argmin", "parse_contours", "parse_with", "check_sweep_plot", "check_curve_with", "study_overlays",
            "sweep_figure", "curve_figure"]
 
 #: Overlay names of ``srf-curve --with`` (``study:STORE`` besides, read by the CLI) and of ``sweep --with``.
@@ -120,6 +122,31 @@ def grid_argmin(xs, ys, values, errors, *, name: str) -> Overlay:
     label = rf"argmin over {tex_name(name)} on the grid" + ("" if px else ": at its edge everywhere")
     return Overlay("argmin", label, x=tuple(px), y=tuple(py),
                    yerr=(tuple(lo), tuple(hi)), kind="points" if len(px) <= 24 else "line")
+
+
+def parse_contours(text):
+    """``--contours``: a number of levels (1 to 40) or the levels themselves, increasing (``0.03,0.04,1/20``).
+
+    >>> parse_contours("8"), parse_contours("0.03, 1/20")
+    (8, [0.03, 0.05])
+    """
+    from ..core.exact import to_exact
+
+    allowed = "a number of levels in [1, 40], or increasing levels a,b,c (exact strings such as 1/20 allowed)"
+    items = [t.strip() for t in str(text).split(",")]
+    if len(items) == 1 and items[0].isdigit():
+        n = int(items[0])
+        if not 1 <= n <= 40:
+            raise InvalidParameterError("--contours", text, allowed)
+        return n
+    try:
+        levels = [float(to_exact(t, "--contours")) for t in items]
+    except (InvalidParameterError, ValueError, TypeError):
+        raise InvalidParameterError("--contours", text, allowed) from None
+    if not levels or len(levels) > 40 or not all(math.isfinite(v) for v in levels) or any(
+            b <= a for a, b in zip(levels, levels[1:])):
+        raise InvalidParameterError("--contours", text, allowed)
+    return levels
 
 
 def parse_with(text, allowed, *, study: bool = False) -> list:

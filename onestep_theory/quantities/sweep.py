@@ -95,8 +95,7 @@ class SweepResult(Result):
         """A figure for a paper (docs/theory/checking.md §9): the curve with its errors (one swept parameter) or the
         heatmap on the grid's own scale (two) with ``contours``, a hatched mask where the error exceeds ``tol``
         times the value and the ``overlays`` named (``argmin``, ``eta-star``); PNG, PDF or SVG by suffix."""
-        from .figures import parse_contours
-        from .overlays import OVERLAYS_2D, check_sweep_plot, parse_with, sweep_figure
+        from .overlays import OVERLAYS_2D, check_sweep_plot, parse_contours, parse_with, sweep_figure
 
         levels = parse_contours(contours) if isinstance(contours, str) else contours
         names = parse_with(",".join(overlays), OVERLAYS_2D) if overlays else []
