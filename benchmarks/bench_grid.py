@@ -27,12 +27,30 @@ points max 0.009.  Per point the batch keeps three costs it shares with the refe
 a column, 0.017 ms a point), the two kappa-rules (0.009 ms) and the SRFSolution (0.010 ms), of its 0.09 ms.
 A process pool does not pay here: pickling a solution back costs 0.035 ms a point (dump 0.025, load 0.010), against
 0.09 ms of work, so two workers would give at most about 1.3x on an idle machine, nothing on this loaded one.
+
+End to end (``--cli``): the commands a user types, today's tree against ``--base`` (default b71f2d1, the commit before
+the batch; extracted with ``git archive`` into a temporary directory), each in its own process (``PYTHONPATH`` the
+tree, the working directory the tree, BLAS one thread), side by side in one run, alternating, the best of
+``--repeats``.  Each process first runs the same command on a 2-point (2 x 2) grid (imports, symbolic builds, caches:
+start-up, outside the clock), then the timed command, in-process through ``cli.main.main``; per point, wall (CPU):
+
+* ``srf-curve --student tanh --teacher sin --alpha0 20 --eta 3 --alphas 0.2:3:1000`` (``--curve``);
+* ``sweep test_error ... --over alpha=0.2:3:20,eta=0.5:5:20`` and ``alpha=0.2:3:100,eta=0.5:5:100`` (the base runs
+  ``--base-columns`` of the 100 eta columns, each as ``--eta v``: the same points, its per-point cost).
+
+Agreement at every common point: max |new - old| / (err_new + err_old) (<= 1: the two claims overlap) and the claimed
+errors' ratio err_new / err_old (median, max): the same points with the same claimed errors.
 """
 
 import argparse
+import fractions
+import json
 import os
 import random
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -50,13 +68,108 @@ from onestep_theory.srf.single.sweep import srf_sweep  # noqa: E402
 CASE = dict(alpha0=20, beta=1, lam="0.1")
 
 
+#: Run in a child process (cwd and PYTHONPATH the tree): a warm-up command, then the timed ones, in-process.
+CHILD = r"""
+import contextlib, io, json, sys, time, warnings
+warnings.simplefilter("ignore")
+import onestep_theory
+from onestep_theory.cli.main import main
+job = json.loads(sys.argv[1])
+def run(argv):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        rc = main(argv)
+    assert rc == 0, (argv, rc)
+    return buf.getvalue()
+run(job["warm"])
+t, c, outs = time.perf_counter(), time.process_time(), []
+for argv in job["timed"]:
+    outs.append(run(argv))
+print(json.dumps({"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "outs": outs,
+                  "file": onestep_theory.__file__}))
+"""
+
+SWEEP = "sweep test_error --student tanh --teacher sin --alpha0 20 --beta 1 --lam 0.1 --over".split()
+CURVE = "srf-curve --student tanh --teacher sin --alpha0 20 --eta 3 --alphas".split()
+
+
+def _child(tree, warm, timed):
+    env = dict(os.environ, PYTHONPATH=tree, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps({"warm": warm, "timed": timed})], cwd=tree, env=env,
+                         capture_output=True, text=True, check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert os.path.dirname(os.path.dirname(res["file"])) == os.path.realpath(tree), (res["file"], tree)
+    return res
+
+
+def _rows(texts, value, error, keys, fixed=None):
+    """``{point: (value, error)}`` of CSV outputs (``#`` lines skipped; ``fixed[i]``: the fixed parameters of the
+    i-th output, where its rows do not name them)."""
+    out = {}
+    for i, text in enumerate(texts):
+        lines = [t for t in text.splitlines() if t and not t.startswith("#")]
+        head = lines[0].split(",")
+        for line in lines[1:]:
+            r = dict((fixed or [{}] * len(texts))[i], **dict(zip(head, line.split(","))))
+            out[tuple(float(fractions.Fraction(r[k])) for k in keys)] = (float(r[value]), float(r[error]))
+    return out
+
+
+def cli_cases(a):
+    """The end-to-end cases (module docstring), old tree against this one."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory(prefix="bench_base_") as tmp:
+        tar = subprocess.run(["git", "-C", here, "archive", a.base], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
+        _cli_cases(a, here, tmp)
+
+
+def _cli_cases(a, here, tmp):
+    big = [f"{0.5 + 4.5 * u:.12g}" for u in np.linspace(0, 1, 100)]          # the sweep's grid (quantities.grid)
+    cols = [big[int(round(i))] for i in np.linspace(0, 99, a.base_columns)]
+    cases = [(f"srf-curve, {a.curve} alphas", CURVE + ["0.2:3:2"], [CURVE + [f"0.2:3:{a.curve}"]], None,
+              ("test_error", "abs_error", ("alpha",)), a.curve, a.curve),
+             ("sweep test_error 20 x 20", SWEEP + ["alpha=0.2:3:2,eta=0.5:5:2"],
+              [SWEEP + ["alpha=0.2:3:20,eta=0.5:5:20"]], None, ("value", "error", ("alpha", "eta")), 400, 400),
+             ("sweep test_error 100 x 100", SWEEP + ["alpha=0.2:3:2,eta=0.5:5:2"],
+              [SWEEP + ["alpha=0.2:3:100,eta=0.5:5:100"]], [SWEEP + ["alpha=0.2:3:100", "--eta", v] for v in cols],
+              ("value", "error", ("alpha", "eta")), 10000, 100 * len(cols))]
+    print(f"end to end, old = {a.base} ({tmp}), new = {here}; per point, wall (CPU) ms, best of {a.repeats}; "
+          "start-up outside the clock")
+    for name, warm, timed, timed_old, (val, err, keys), n_new, n_old in cases:
+        best = {"old": None, "new": None}
+        for _ in range(a.repeats):
+            for who, tree, cmds in (("old", tmp, timed_old or timed), ("new", here, timed)):
+                r = _child(tree, warm, cmds)
+                if best[who] is None or r["cpu"] < best[who]["cpu"]:
+                    best[who] = r
+        o, n = best["old"], best["new"]
+        wo, co, wn, cn = o["wall"] / n_old, o["cpu"] / n_old, n["wall"] / n_new, n["cpu"] / n_new
+        ro = _rows(o["outs"], val, err, keys, [{"eta": c[-1]} for c in timed_old] if timed_old else None)
+        rn = _rows(n["outs"], val, err, keys)
+        common = [k for k in ro if k in rn]
+        gap = max(abs(rn[k][0] - ro[k][0]) / (rn[k][1] + ro[k][1]) for k in common)
+        q = [rn[k][1] / ro[k][1] for k in common]
+        print(f"  {name}: old {wo * 1e3:.3f} ({co * 1e3:.3f}), new {wn * 1e3:.3f} ({cn * 1e3:.3f}); ratio {wo / wn:.1f} "
+              f"wall, {co / cn:.1f} CPU; {len(common)} common points: max |new - old|/(err_new + err_old) {gap:.3f}, "
+              f"err_new/err_old median {statistics.median(q):.2f}, max {max(q):.2f}")
+        assert len(common) == n_old and gap <= 1
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--columns", type=int, default=8)
     ap.add_argument("--sample", type=int, default=60)
     ap.add_argument("--refs", type=int, default=4)
+    ap.add_argument("--cli", action="store_true", help="the end-to-end CLI cases (old tree against this one) only")
+    ap.add_argument("--base", default="b71f2d1", help="the old tree's commit (--cli)")
+    ap.add_argument("--curve", type=int, default=1000, help="points of the srf-curve case (--cli)")
+    ap.add_argument("--base-columns", type=int, default=5, help="eta columns the old tree runs of 100 x 100 (--cli)")
+    ap.add_argument("--repeats", type=int, default=2)
     a = ap.parse_args(argv)
+    if a.cli:
+        return cli_cases(a)
     warnings.simplefilter("ignore")
     alphas = [repr(float(v)) for v in np.geomspace(0.2, 3, a.n)]
     etas = [repr(float(v)) for v in np.linspace(0.5, 5, a.n)]

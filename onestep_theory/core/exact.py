@@ -137,19 +137,26 @@ _PLAIN = re.compile(r"[-+]?(0|[1-9]\d*)(\.\d*)?([eE][-+]?\d{1,3})?|[-+]?(0|[1-9]
 
 
 def _plain_float(text: str):
-    """The float of a plain decimal or ``n/d`` string, correctly rounded from its exact value (a Fraction: the value
-    SymPy's parser gives, without its 0.08 ms), or None where :func:`to_exact` decides (anything else, a number
-    beyond :data:`MAX_EXACT_BITS`, a float that overflows or is subnormal)."""
+    """The float of a plain decimal or ``n/d`` string, correctly rounded from its exact value (Python's ``float`` of a
+    decimal string and ``int / int`` are; so is the float of the Rational SymPy's parser gives, for normal floats:
+    the same float without its 0.08 ms), or None where :func:`to_exact` decides (anything else, a float that
+    overflows, underflows or is subnormal).
+
+    >>> _plain_float("0.2"), _plain_float("-3/7"), _plain_float("-0"), _plain_float("1e400"), _plain_float("007")
+    (0.2, -0.42857142857142855, 0.0, None, None)
+    """
+    # at most 400 characters: a finite normal float's numerator and denominator then have < 2400 bits, inside
+    # MAX_EXACT_BITS (beyond it, or for a subnormal, zero-rounded or infinite float, to_exact decides)
     if len(text) > 400 or not _PLAIN.fullmatch(text):
         return None
-    f = fractions.Fraction(text)
-    if max(abs(f.numerator), f.denominator).bit_length() > MAX_EXACT_BITS:
-        return None
+    num, slash, den = text.partition("/")
     try:
-        v = f.numerator / f.denominator                 # int / int is correctly rounded
+        v = int(num) / int(den) if slash else float(text)    # both correctly rounded from the exact value
     except OverflowError:
         return None
-    return v if f == 0 or 2.2250738585072014e-308 <= abs(v) < math.inf else None   # normal floats only
+    if v == 0:
+        return 0.0 if not any(c in "123456789" for c in num.split("e")[0].split("E")[0]) else None   # '-0': 0.0
+    return v if 2.2250738585072014e-308 <= abs(v) < math.inf else None
 
 
 def to_float(value, param: str = "value") -> float:

@@ -148,10 +148,14 @@ class Result:
     def _dps(self) -> int:
         return getattr(self, "dps", None) or 17
 
-    def to_dict(self) -> dict:
+    def to_dict(self, omit=()) -> dict:
+        """The fields as JSON data; those in ``omit`` (a subclass prints them itself) keep their place as None."""
         d = {}
         for f in dataclasses.fields(self):
             if f.name.startswith("_"):
+                continue
+            if f.name in omit:
+                d[f.name] = None
                 continue
             v = getattr(self, f.name)
             exact = f.name in self.INPUTS and isinstance(v, sp.Basic) and v.is_number and not v.has(sp.Float)

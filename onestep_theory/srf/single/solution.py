@@ -10,7 +10,7 @@ import math
 from ...core.errors import InvalidParameterError
 from ...core.exact import check_real
 from ...core.precision import error_of
-from ...core.results import Result, VouchedResult, vouch
+from ...core.results import Result, VouchedResult, serialize, vouch
 from ..loss.losses import loss as loss_of
 from .saddle import ORDER
 
@@ -175,10 +175,11 @@ class SRFSolution(VouchedResult):
         return vouch(self.value(key), self.errors[key], self.dps)[0]
 
     def to_dict(self) -> dict:
-        # the plain fields (Result's); VouchedResult's layer is skipped: every field and error it prints is printed
-        # again below, by the same vouch (its output was overwritten whole)
-        d = Result.to_dict(self)
-        printed = {k: vouch(self.value(k), e, self.dps) for k, e in self.errors.items()}
+        # the plain fields (Result's; those printed below omitted, in their places); VouchedResult's layer is skipped:
+        # every field and error it prints is printed below, by the same vouch (its output was overwritten whole)
+        d = Result.to_dict(self, omit=("order", "hats", "errors", "extra", "abs_error", "digits",
+                                       *(k for k in ("test_error", "D", "r", "c", "gamma") if k in self.errors)))
+        printed = self.printed()
         for k in ("test_error", "D", "r", "c", "gamma"):
             if k in printed:
                 d[k] = printed[k][0]
@@ -187,11 +188,21 @@ class SRFSolution(VouchedResult):
         d["extra"] = {k: (printed[k][0] if k in printed else v) for k, v in self.extra.items()}
         d["errors"] = {k: p[1] for k, p in printed.items()}
         d["abs_error"] = printed["test_error"][1]
-        # the digits vouched for, and at most as many as are printed (a correctly rounded printout of D digits
-        # has D digits, though its rounding alone may reach half a unit of the D-th)
-        mant = d["test_error"].lstrip("-").split("e")[0].replace(".", "").lstrip("0")
-        d["digits"] = min(int(self.digits), len(mant)) if mant else 0
+        d["digits"] = self.printed_digits(d["test_error"])
         return d
+
+    def printed(self, keys=None) -> dict:
+        """``{key: (text, error text)}`` as :meth:`to_dict` prints them, for ``keys`` (default: every key of
+        ``errors``): :func:`vouch` where ``errors`` has the key, else the serialised value and None (a caller that
+        prints a few, such as ``srf-curve``'s rows, without the rest of the dict)."""
+        return {k: vouch(self.value(k), self.errors[k], self.dps) if k in self.errors else
+                (serialize(self.value(k), self._dps()), None) for k in (self.errors if keys is None else keys)}
+
+    def printed_digits(self, text: str) -> int:
+        """The digits vouched for, and at most as many as are printed in ``text`` (the printed test error: a correctly
+        rounded printout of D digits has D digits, though its rounding alone may reach half a unit of the D-th)."""
+        mant = text.lstrip("-").split("e")[0].replace(".", "").lstrip("0")
+        return min(int(self.digits), len(mant)) if mant else 0
 
 
 def combine_errors(coarse: dict, fine: dict, solver: dict, rounding: float) -> dict:
