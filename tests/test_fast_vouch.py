@@ -68,8 +68,9 @@ def _error(rng, v):
         return rng.choice([0.0, 0, 1, 5e-324, 1e-300, 1e300, 0.5, 2.5e-16])
     if k == 2:                                   # a printed error that carries: 9.99...e-N + a rounding
         return float(f"9.99{rng.randrange(10)}{rng.randrange(10)}e{rng.randint(-20, 0)}")
-    if k == 3:                                   # an error exactly at a 3-digit decimal (no rounding up)
-        return rng.randrange(100, 1000) * 2.0 ** -rng.randint(0, 40)
+    if k == 3:                                   # an error exactly a 3-digit decimal (nothing to round up)
+        return rng.choice([rng.randrange(100, 1000) * 10.0 ** rng.randint(0, 12),
+                           rng.choice([0.5, 0.25, 0.125, 0.375, 0.625, 0.875, 0.0625, 1.25])])
     if k == 4:
         return -abs(v) * 1e-10                   # a negative estimate counts by its size
     if k == 5:
@@ -80,7 +81,7 @@ def _error(rng, v):
 def test_fast_vouch_is_the_exact_vouch_on_a_large_random_sample():
     rng = random.Random(35)
     n = 0
-    for _ in range(12000):
+    for _ in range(8000):
         v = _value(rng)
         e = _error(rng, v)
         if not math.isfinite(e):
@@ -88,7 +89,7 @@ def test_fast_vouch_is_the_exact_vouch_on_a_large_random_sample():
         cap = rng.choice(CAPS)
         assert vouch(v, e, cap) == vouch(v, e, cap, exact=True), (v, e, cap)
         n += 1
-    assert n > 11000
+    assert n > 7300
 
 
 @pytest.mark.parametrize("v, e, cap", [
@@ -109,7 +110,7 @@ def test_fast_vouch_non_finite_is_the_exact_path():
         assert vouch(v, e) == vouch(v, e, exact=True)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False), st.floats(allow_nan=False, allow_infinity=False),
        st.sampled_from(CAPS))
 def test_fast_vouch_any_floats(v, e, cap):
