@@ -60,6 +60,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
+from onestep_theory.quantities.grid import grid_points, parse_over  # noqa: E402
 from onestep_theory.srf import srf_solve  # noqa: E402
 from onestep_theory.srf.single.batch import srf_batch  # noqa: E402
 from onestep_theory.srf.single.saddle import ORDER  # noqa: E402
@@ -125,7 +126,7 @@ def cli_cases(a):
 
 
 def _cli_cases(a, here, tmp):
-    big = [f"{0.5 + 4.5 * u:.12g}" for u in np.linspace(0, 1, 100)]          # the sweep's grid (quantities.grid)
+    big = [p["eta"] for p in grid_points(parse_over("eta=0.5:5:100", need_count=True))]   # the sweep's own axis
     cols = [big[int(round(i))] for i in np.linspace(0, 99, a.base_columns)]
     cases = [(f"srf-curve, {a.curve} alphas", CURVE + ["0.2:3:2"], [CURVE + [f"0.2:3:{a.curve}"]], None,
               ("test_error", "abs_error", ("alpha",)), a.curve, a.curve),
