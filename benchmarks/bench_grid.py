@@ -43,8 +43,8 @@ errors' ratio err_new / err_old (median, max): the same points with the same cla
 
 Measured (--cli, 2026-11-27, load about 6 on the 2 cores): srf-curve 1000 points 0.248 (0.122) against 6.257 (2.999),
 ratio 25.2 wall, 24.7 CPU; sweep 20 x 20 26.7 / 25.7; sweep 100 x 100 71.8 / 76.4; max |new - old|/(err_new + err_old)
-0.017, 0.039, 0.020; err_new/err_old median 1.00, max 1.02 in all three.  (With --base ab53b2f, the batch before the fast
-printing: srf-curve 1.08 ms CPU a point, 8.3x slower than now, the same bytes printed.)
+0.017, 0.039, 0.020; err_new/err_old median 1.00, max 1.02 in all three.  (ab53b2f, the batch before the fast
+printing, timed the same way: srf-curve 1.08 ms CPU a point, 8.3x slower than now, the same bytes printed.)
 """
 
 import argparse

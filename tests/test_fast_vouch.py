@@ -222,3 +222,21 @@ def test_srf_solution_to_dict_is_the_vouched_layer_overwritten(monkeypatch):
     monkeypatch.setattr(solution, "Result", layer)
     old = [s.to_dict() for s in sols]
     assert old == new and [list(d) for d in old] == [list(d) for d in new]
+
+
+def test_printed_is_what_to_dict_prints():
+    """``SRFSolution.printed`` (srf-curve's rows) gives to_dict's texts: vouched where ``errors`` has the key (the
+    mapping's r, c, γ), the serialised value where it has not (r, c, γ given), at float64 and at a dps."""
+    from onestep_theory.srf import srf_sweep
+
+    sols = srf_sweep("tanh", "sin", "alpha", ["1/5", "3"], alpha0="20", eta="3", beta="1", lam="1/10")
+    sols += [srf_solve("tanh", "sin", alpha="1/2", r="1/2", c="1/3", gamma="1/4", beta="1", lam="1/10", dps=d)
+             for d in (None, 16)]
+    for s in sols:
+        d = s.to_dict()
+        p = s.printed(("test_error", *s.order, "r", "c", "gamma"))
+        assert p["test_error"] == (d["test_error"], d["abs_error"])
+        assert s.printed_digits(p["test_error"][0]) == d["digits"]
+        assert {k: p[k][0] for k in s.order} == d["order"]
+        assert [p[k][0] for k in ("r", "c", "gamma")] == [d[k] for k in ("r", "c", "gamma")]
+    assert "r" not in sols[-1].errors and "r" in sols[0].errors       # both branches met
