@@ -155,10 +155,8 @@ def _inputs(student, teacher, alpha0, eta, noise_var, c_formula) -> tuple:
 
 def _values(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
     """Result 3.1 at the ambient precision, as a result of the digits asked there (:func:`asked_digits`)."""
-    _check_odd(s, strict_odd)
-    mu1, mu1c2 = _student_constants(s)
-    mu1s = t.coeffs_mp(1)[1]
-    t_norm2 = numeric_second_moment(t)
+    _check_odd(s, strict_odd, *_odd_moments(s))
+    mu1, mu1c2, mu1s, t_norm2 = _activation_constants(s, t)
     mu2s = t_norm2 + to_mpf(dv)
     e = to_mpf(et)
     if et == 0:
@@ -180,10 +178,22 @@ def _values(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
                                                        "docs/theory/srf-theory.md §2"]))
 
 
-def _check_odd(s: Activation, strict: bool) -> None:
-    """Result 3.1 assumes E sigma = E sigma'' = 0 (docs/theory/srf-theory.md §2, Validity)."""
-    mean = s.coeffs_mp(0)[0]
-    z_dsig = s.derivative().coeffs_mp(1)[1]  # E[z sigma'(z)] = E sigma''
+@cached_at_precision(maxsize=64)
+def _odd_moments(s: Activation) -> tuple:
+    """``(E σ, E σ'')`` at the working precision (cached: the same at every (α0, η̃) of a sweep)."""
+    return s.coeffs_mp(0)[0], s.derivative().coeffs_mp(1)[1]  # E[z sigma'(z)] = E sigma''
+
+
+@cached_at_precision(maxsize=64)
+def _activation_constants(s: Activation, t: Activation) -> tuple:
+    """``(μ1, μ̌1², μ1⋆, E σ⋆²)`` at the working precision: the same at every (α0, η̃) of a sweep, computed once per
+    precision (SymPy derivatives and quadratures: most of a sweep's Result 3.1 per η̃)."""
+    return (*_student_constants(s), t.coeffs_mp(1)[1], numeric_second_moment(t))
+
+
+def _check_odd(s: Activation, strict: bool, mean, z_dsig) -> None:
+    """Result 3.1 assumes E sigma = E sigma'' = 0 (docs/theory/srf-theory.md §2, Validity); ``mean`` = E σ and
+    ``z_dsig`` = E σ''."""
     if abs(mean) > 1e-12 or abs(z_dsig) > 1e-12:
         msg = (f"Result 3.1 assumes an odd student (E sigma = {mpmath.nstr(mean, 5)}, "
                f"E sigma'' = {mpmath.nstr(z_dsig, 5)}); the mapping is unvalidated here")
