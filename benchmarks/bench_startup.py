@@ -24,6 +24,13 @@ shared: the cases run round-robin, ``--repeat`` rounds, and the best (minimum) o
 
 ``--before DIR`` adds the same commands run from the package in ``DIR/onestep_theory`` (e.g. ``git archive OLD
 onestep_theory | tar -x -C DIR``), side by side in the same rounds.
+
+Measured (2 cores shared by eight sessions, load 4-9; CPU ratios to the floor, best of 11; before = b71f2d1):
+``srf`` float64 1.64 (before 2.03; without the disk cache 2.16), ``--dps 30`` 3.34 (before 3.89), ``hermite tanh``
+0.79 (before 0.95; it loads no SciPy); what ``srf`` cannot avoid (scipy.optimize, SymPy's first Add) is 1.28.  Three
+runs gave srf 1.59, 1.67, 1.64.  Left above that floor: the package's own modules (~0.1 s) and the call's numerics
+(κ-rules, lambdify, the network map's ~50 exact parses); ``--dps 30``: the Arb smoothing at the κ nodes (it depends on
+the call's r, c, γ).
 """
 
 import argparse

