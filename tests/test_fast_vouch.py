@@ -184,6 +184,19 @@ def test_plain_strings_read_as_sympy_reads_them():
     assert to_float("1e400") == math.inf and to_float("1e-400") == 0.0
 
 
+def test_plain_strings_are_the_parsers_rationals():
+    from onestep_theory.core.syntax import parse_constant
+
+    texts = _plain_strings(random.Random(4))[:600] + ["0", "-0", "+0.50", "5.", "6/4", "-6/4", "1e400", "1e-400", "2"]
+    for t in texts:
+        want = parse_constant(t, "x")
+        assert sp.srepr(to_exact(t, "x", allow_infinite=True)) == sp.srepr(want), t
+    with pytest.raises(InvalidParameterError, match="digits"):
+        to_exact("1e2000", "x")                  # the bound on exact inputs, as before
+    with pytest.raises(InvalidParameterError):
+        to_exact("007", "x")
+
+
 def test_nstr_of_an_mpf_is_mpmaths_every_time():
     rng = random.Random(5)
     for _ in range(200):

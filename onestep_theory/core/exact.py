@@ -98,8 +98,10 @@ def to_exact(value, param: str = "value", *, allow_infinite: bool = False) -> sp
             expr = sp.Rational(repr(value))
     elif isinstance(value, numbers.Real):  # numpy scalars
         return to_exact(float(value), param, allow_infinite=allow_infinite)
-    elif isinstance(value, str):
-        expr = parse_constant(value, param)
+    elif isinstance(value, str):                 # a plain decimal or n/d: its Rational without the parser's 0.5 ms
+        expr = _plain_rational(value)
+        if expr is None:
+            expr = parse_constant(value, param)
     else:
         raise InvalidParameterError(param, value, "a real number (int, str, Fraction, SymPy number or mpf)")
     if expr.has(sp.zoo, sp.nan) or not expr.is_number:
@@ -134,6 +136,19 @@ def binary_exact(value) -> sp.Rational:
 
 #: A plain decimal (``0.2``, ``-3.25e-4``) or ``n/d``, as the expression parser reads it (no leading zeros).
 _PLAIN = re.compile(r"[-+]?(0|[1-9]\d*)(\.\d*)?([eE][-+]?\d{1,3})?|[-+]?(0|[1-9]\d*)/[1-9]\d*")
+
+
+def _plain_rational(text: str):
+    """The Rational of a plain decimal or ``n/d`` string (exact: ``fractions.Fraction`` reads it as the parser does),
+    or None where :func:`~onestep_theory.core.syntax.parse_constant` decides (anything else).
+
+    >>> _plain_rational("0.2"), _plain_rational("-6/4"), _plain_rational("1e3"), _plain_rational("1/0")
+    (1/5, -3/2, 1000, None)
+    """
+    if len(text) > 400 or not _PLAIN.fullmatch(text):
+        return None
+    f = fractions.Fraction(text)
+    return sp.Rational(f.numerator, f.denominator)
 
 
 def _plain_float(text: str):
