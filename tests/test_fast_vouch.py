@@ -221,15 +221,22 @@ def test_cli_range_with_irrational_ends_keeps_sympy():
     assert got[0] == "sqrt(2)" and got[-1] == "2" and len(got) == 3
 
 
-def test_srf_solution_to_dict_is_the_vouched_layer_overwritten(monkeypatch):
+@pytest.fixture(scope="module")
+def sols():
+    """sRF solutions of every kind to_dict meets: batched (the mapping's r, c, γ with errors), r, c, γ given (no
+    errors for them), float64 and at a dps (mpf fields)."""
+    from onestep_theory.srf import srf_sweep
+
+    out = srf_sweep("tanh", "sin", "alpha", ["1/5", "1", "3"], alpha0="20", eta="3", beta="1", lam="1/10")
+    return out + [srf_solve("tanh", "sin", alpha="1/2", r="1/2", c="1/3", gamma="1/4", beta="1", lam="1/10", dps=d)
+                  for d in (None, 16)]
+
+
+def test_srf_solution_to_dict_is_the_vouched_layer_overwritten(monkeypatch, sols):
     """SRFSolution.to_dict starts from Result.to_dict, its own fields omitted: the same dict as from VouchedResult's
     (its super's) with nothing omitted, whose printed fields and errors it overwrites whole (in the same order)."""
-    from onestep_theory.srf import srf_sweep
     from onestep_theory.srf.single import solution
 
-    sols = srf_sweep("tanh", "sin", "alpha", ["1/5", "1", "3"], alpha0="20", eta="3", beta="1", lam="1/10")
-    sols += [srf_solve("tanh", "sin", alpha="1/2", r="1/2", c="1/3", gamma="1/4", beta="1", lam="1/10", dps=d)
-             for d in (None, 16)]                  # float64 and mpf fields
     new = [s.to_dict() for s in sols]
     layer = type("Layer", (), {"to_dict": lambda self, omit=(): VouchedResult.to_dict(self)})   # nothing omitted
     monkeypatch.setattr(solution, "Result", layer)
@@ -237,14 +244,9 @@ def test_srf_solution_to_dict_is_the_vouched_layer_overwritten(monkeypatch):
     assert old == new and [list(d) for d in old] == [list(d) for d in new]
 
 
-def test_printed_is_what_to_dict_prints():
+def test_printed_is_what_to_dict_prints(sols):
     """``SRFSolution.printed`` (srf-curve's rows) gives to_dict's texts: vouched where ``errors`` has the key (the
     mapping's r, c, γ), the serialised value where it has not (r, c, γ given), at float64 and at a dps."""
-    from onestep_theory.srf import srf_sweep
-
-    sols = srf_sweep("tanh", "sin", "alpha", ["1/5", "3"], alpha0="20", eta="3", beta="1", lam="1/10")
-    sols += [srf_solve("tanh", "sin", alpha="1/2", r="1/2", c="1/3", gamma="1/4", beta="1", lam="1/10", dps=d)
-             for d in (None, 16)]
     for s in sols:
         d = s.to_dict()
         p = s.printed(("test_error", *s.order, "r", "c", "gamma"))
