@@ -274,6 +274,12 @@ def main():
     (OUT / "mechanism.md").write_text(txt)
     for f in sorted(RUN.glob("mechanism_*.json")):
         shutil.copy(f, OUT / f.name)
+    old = json.loads(PKG.read_text()) if PKG.exists() else {"entries": []}     # keep paired-map.md's verdicts
+    kept = {e["setting"]: e for e in old["entries"]}
+    for e in entries:
+        e.update({k: v for k, v in kept.get(e["setting"], {}).items()
+                  if k in ("theory_trained", "theory_both", "paired")})
+    entries += [e for e in old["entries"] if e.get("from") == "paired-map"]
     PKG.write_text(json.dumps({"source": "docs/studies/mechanism.md (run_mechanism.sh, make_mechanism.py)",
                                "what": "the one-step network's test error minus the sRF theory's at d = 1000 "
                                        "(mean and standard error over seeds), around case A", "entries": entries},
