@@ -25,7 +25,7 @@ B = dict(A, teacher="tanh", alpha0=0.5, eta=1)
 MAP = json.loads((pathlib.Path(nm.__file__).with_name("network_map.json")).read_text())
 
 
-@pytest.mark.parametrize("case", [A, B])
+@pytest.mark.parametrize("case", [pytest.param(A, marks=pytest.mark.slow), B])     # case A: 3 s cold
 def test_trained_bulk_at_explicit_parameters_is_the_mapped_one(case):
     """spectrum="trained" at (r, c, γ) given with α0 equals the theory through Result 3.1's mapping, with and without
     the row norms at the predicted (k, s²) (the paired references' path against the named option's)."""
@@ -146,3 +146,13 @@ def test_cli_corrected_refused_with_a_general_loss(capsys):
                  "--lam", "0.1", "--alpha0", "0.5", "--eta", "1", "--loss", "logistic", "--corrected", "--d", "60,90"])
     err = capsys.readouterr().err
     assert code == 2 and "corrected" in err and len(err.strip().splitlines()) == 1
+
+
+def test_shipped_trained_theory_values_are_the_packages():
+    """The map's trained-bulk theory values (its d = 1000 gaps against the trained bulk are computed from them)."""
+    e = next(e for e in MAP["entries"] if e["setting"] == "case B")
+    p = e["params"]
+    kw = dict(alpha0=p["alpha0"], eta=p["eta"], alpha=p["alpha"], beta=p["beta"], lam=p["lam"], tol=1e-10)
+    for field, opts in (("theory_trained", {}), ("theory_both", {"row_norms": True})):
+        sol = srf_solve(p["student"], p["teacher"], spectrum="trained", **kw, **opts)
+        assert abs(float(sol.test_error) - e[field]) < 1e-9 * e[field]

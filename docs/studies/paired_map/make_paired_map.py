@@ -181,6 +181,25 @@ def spread(found, tasks):
     return "\n".join(lines)
 
 
+def norms(found, tasks):
+    """The measured row norms (k̂, ŝ) at each point's largest size against the step's prediction (row_norm_params at
+    Result 3.1's r: docs/theory/srf-theory.md §2, Row norms)."""
+    from onestep_theory.srf.features.mapping import resolve_rcg, row_norm_params
+
+    lines = ["| point | d (seeds) | k̂ measured | k predicted | ŝ measured | s predicted |", "|---|---|---|---|---|---|"]
+    for name, res in found.items():
+        p = {k: repr(v) if not isinstance(v, str) else v for k, v in res["params"].items() if k in MODEL}
+        r = resolve_rcg(p["student"], p["teacher"], None, None, None, p["alpha0"], p["eta"])[0]
+        k, s2, _ = row_norm_params(p["student"], p["teacher"], p["alpha0"], p["eta"], 0, r)
+        row = res["comparisons"]["theory"]["sizes"][-1]
+        ts = [t for t in tasks[name] if t["d"] == row["d"] and t["k"] < row["reps"]]
+        (km, ks), (sm, ss) = [(float(np.mean(v)), float(np.std(v, ddof=1) / math.sqrt(len(v)))) for v in
+                              ([t["norm_slope_v"] for t in ts], [t["norm_noise_v"] for t in ts])]
+        lines.append(f"| {LABELS[name][0]} | {row['d']} ({len(ts)}) | {km:+.4f} ± {ks:.4f} | {float(k):+.4f} | "
+                     f"{sm:.4f} ± {ss:.4f} | {math.sqrt(float(s2)):.4f} |")
+    return "\n".join(lines)
+
+
 def update_map(points):
     """Adds each point's four theory values and verdicts to the map entry of the same setting (a new entry for a
     point the d = 1000 map has not, with its d = 1000 unpaired gap from this study)."""
@@ -188,17 +207,19 @@ def update_map(points):
     for p in points:
         setting = LABELS[p["name"]][1]
         e = next((e for e in m["entries"] if e["setting"] == setting), None)
-        if e is None:
+        if e is None or e.get("from") == "paired-map":     # a point of this page only: its d = 1000 gap from here
             res = json.loads((HERE / f"paired_{p['name']}.json").read_text())
             row = next((r for r in res["comparisons"]["theory"]["sizes"] if r["d"] == 1000), None)
             if row is None:
                 continue
-            e = {"setting": setting, "params": {k: str(float(v)) if not isinstance(v, str) else v
-                                                for k, v in p["params"].items()},
-                 "d": 1000, "seeds": row["reps"], "theory": p["variants"]["uncorrected"]["theory"],
-                 "theory_corrected": p["variants"]["corrected"]["theory"], "network_minus_theory": row["gap"],
-                 "se": row["se"]}
-            m["entries"].append(e)
+            if e is None:
+                e = {"setting": setting}
+                m["entries"].append(e)
+            e.update({"from": "paired-map", "params": {k: str(float(v)) if not isinstance(v, str) else v
+                                                       for k, v in p["params"].items()},
+                      "d": 1000, "seeds": row["reps"], "theory": p["variants"]["uncorrected"]["theory"],
+                      "theory_corrected": p["variants"]["corrected"]["theory"], "network_minus_theory": row["gap"],
+                      "se": row["se"]})
         e["theory_trained"] = p["variants"]["trained"]["theory"]
         e["theory_both"] = p["variants"]["both"]["theory"]
         e["paired"] = {"sizes": p["sizes"], "seeds": p["seeds"], "fit": "g_inf + a/d, weighted; direct: network − "
@@ -207,6 +228,11 @@ def update_map(points):
                        "source": "docs/studies/paired-map.md",
                        **{key: {"direct": p["variants"][key]["paired"], "anchored": p["variants"][key]["anchored"]}
                           for key, *_ in VARIANTS}}
+    done = {LABELS[p["name"]][1] for p in points}
+    for e in m["entries"]:          # the d = 1000 gaps of the rest of the map, against the trained-bulk theories too
+        if e["setting"] not in done:
+            e["theory_trained"] = theory(e["params"], VARIANTS[2][2])[0]
+            e["theory_both"] = theory(e["params"], VARIANTS[3][2])[0]
     m["paired_source"] = "docs/studies/paired-map.md (paired_map/run_paired_map.py, make_paired_map.py)"
     PKG.write_text(json.dumps(m, indent=1) + "\n")
 
@@ -227,7 +253,7 @@ def main():
     verdicts, per_size = tables(points)
     txt = (HERE / "paired-map_template.md").read_text()
     txt = txt.replace("{{VERDICTS}}", verdicts).replace("{{PER_SIZE}}", per_size)
-    txt = txt.replace("{{SPREAD}}", spread(found, tasks))
+    txt = txt.replace("{{SPREAD}}", spread(found, tasks)).replace("{{NORMS}}", norms(found, tasks))
     used = {n: sum(t["seconds"] for t in tasks[n]) / 60 for n in found}
     txt = txt.replace("{{COMPUTE}}", ", ".join(f"{LABELS[n][0]} {m:.1f}" for n, m in used.items()) +
                       f" (total {sum(used.values()):.0f} core-minutes, {sum(len(tasks[n]) for n in found)} networks)")
