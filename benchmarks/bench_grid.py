@@ -31,8 +31,9 @@ A process pool does not pay here: pickling a solution back costs 0.035 ms a poin
 End to end (``--cli``): the commands a user types, today's tree against ``--base`` (default b71f2d1, the commit before
 the batch; extracted with ``git archive`` into a temporary directory), each in its own process (``PYTHONPATH`` the
 tree, the working directory the tree, BLAS one thread), side by side in one run, alternating, the best of
-``--repeats``.  Each process first runs the same command on a 2-point (2 x 2) grid (imports, symbolic builds, caches:
-start-up, outside the clock), then the timed command, in-process through ``cli.main.main``; per point, wall (CPU):
+``--repeats`` processes of ``--inner`` timed runs each (the same for both trees).  Each process first runs the same
+command on a 2-point (2 x 2) grid (imports, symbolic builds, caches: start-up, outside the clock), then the timed
+command, in-process through ``cli.main.main``; per point, wall (CPU):
 
 * ``srf-curve --student tanh --teacher sin --alpha0 20 --eta 3 --alphas 0.2:3:1000`` (``--curve``);
 * ``sweep test_error ... --over alpha=0.2:3:20,eta=0.5:5:20`` and ``alpha=0.2:3:100,eta=0.5:5:100`` (the base runs
@@ -41,9 +42,10 @@ start-up, outside the clock), then the timed command, in-process through ``cli.m
 Agreement at every common point: max |new - old| / (err_new + err_old) (<= 1: the two claims overlap) and the claimed
 errors' ratio err_new / err_old (median, max): the same points with the same claimed errors.
 
-Measured (--cli, 2026-11-27, load about 6 on the 2 cores): srf-curve 1000 points 0.248 (0.122) against 6.257 (2.999),
-ratio 25.2 wall, 24.7 CPU; sweep 20 x 20 26.7 / 25.7; sweep 100 x 100 71.8 / 76.4; max |new - old|/(err_new + err_old)
-0.017, 0.039, 0.020; err_new/err_old median 1.00, max 1.02 in all three.  (ab53b2f, the batch before the fast
+Measured (--cli, 2026-11-27, load 3 on the 2 cores, 2 x 2 runs): srf-curve 1000 points 0.141 (0.129) against 4.656
+(2.902), ratio 33.1 wall, 22.5 CPU; sweep 20 x 20 55.4 / 40.1; sweep 100 x 100 100.0 / 99.4; max |new - old|/(err_new +
+err_old) 0.017, 0.039, 0.020; err_new/err_old median 1.00, max 1.02 in all three.  Five runs at loads 3-6: CPU ratios
+17-25 (curve), 25-49 (20 x 20), 76-111 (100 x 100).  (ab53b2f, the batch before the fast
 printing, timed the same way: srf-curve 1.08 ms CPU a point, 8.3x slower than now, the same bytes printed.)
 """
 
@@ -88,20 +90,24 @@ def run(argv):
     assert rc == 0, (argv, rc)
     return buf.getvalue()
 run(job["warm"])
-t, c, outs = time.perf_counter(), time.process_time(), []
-for argv in job["timed"]:
-    outs.append(run(argv))
-print(json.dumps({"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "outs": outs,
-                  "file": onestep_theory.__file__}))
+best = None
+for _ in range(job["inner"]):         # the best of a few runs in the same process (the machine is shared)
+    t, c, outs = time.perf_counter(), time.process_time(), []
+    for argv in job["timed"]:
+        outs.append(run(argv))
+    r = {"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "outs": outs}
+    best = r if best is None or r["cpu"] < best["cpu"] else best
+print(json.dumps(dict(best, file=onestep_theory.__file__)))
 """
 
 SWEEP = "sweep test_error --student tanh --teacher sin --alpha0 20 --beta 1 --lam 0.1 --over".split()
 CURVE = "srf-curve --student tanh --teacher sin --alpha0 20 --eta 3 --alphas".split()
 
 
-def _child(tree, warm, timed):
+def _child(tree, warm, timed, inner):
     env = dict(os.environ, PYTHONPATH=tree, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps({"warm": warm, "timed": timed})], cwd=tree, env=env,
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps({"warm": warm, "timed": timed, "inner": inner})],
+                         cwd=tree, env=env,
                          capture_output=True, text=True, check=True)
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert os.path.dirname(os.path.dirname(res["file"])) == os.path.realpath(tree), (res["file"], tree)
@@ -140,13 +146,13 @@ def _cli_cases(a, here, tmp):
              ("sweep test_error 100 x 100", SWEEP + ["alpha=0.2:3:2,eta=0.5:5:2"],
               [SWEEP + ["alpha=0.2:3:100,eta=0.5:5:100"]], [SWEEP + ["alpha=0.2:3:100", "--eta", v] for v in cols],
               ("value", "error", ("alpha", "eta")), 10000, 100 * len(cols))]
-    print(f"end to end, old = {a.base} ({tmp}), new = {here}; per point, wall (CPU) ms, best of {a.repeats}; "
-          "start-up outside the clock")
+    print(f"end to end, old = {a.base} ({tmp}), new = {here}; per point, wall (CPU) ms, best of {a.repeats} processes "
+          f"x {a.inner} runs; start-up outside the clock")
     for name, warm, timed, timed_old, (val, err, keys), n_new, n_old in cases:
         best = {"old": None, "new": None}
         for _ in range(a.repeats):
             for who, tree, cmds in (("old", tmp, timed_old or timed), ("new", here, timed)):
-                r = _child(tree, warm, cmds)
+                r = _child(tree, warm, cmds, a.inner)
                 if best[who] is None or r["cpu"] < best[who]["cpu"]:
                     best[who] = r
         o, n = best["old"], best["new"]
@@ -156,9 +162,9 @@ def _cli_cases(a, here, tmp):
         common = [k for k in ro if k in rn]
         gap = max(abs(rn[k][0] - ro[k][0]) / (rn[k][1] + ro[k][1]) for k in common)
         q = [rn[k][1] / ro[k][1] for k in common]
-        print(f"  {name}: old {wo * 1e3:.3f} ({co * 1e3:.3f}), new {wn * 1e3:.3f} ({cn * 1e3:.3f}); ratio {wo / wn:.1f} "
-              f"wall, {co / cn:.1f} CPU; {len(common)} common points: max |new - old|/(err_new + err_old) {gap:.3f}, "
-              f"err_new/err_old median {statistics.median(q):.2f}, max {max(q):.2f}")
+        print(f"  {name}: old {wo * 1e3:.3f} ({co * 1e3:.3f}), new {wn * 1e3:.3f} ({cn * 1e3:.3f}); "
+              f"ratio {wo / wn:.1f} wall, {co / cn:.1f} CPU; {len(common)} common points: max |new - old|/(err_new + "
+              f"err_old) {gap:.3f}, err_new/err_old median {statistics.median(q):.2f}, max {max(q):.2f}")
         assert len(common) == n_old and gap <= 1
 
 
@@ -172,7 +178,8 @@ def main(argv=None):
     ap.add_argument("--base", default="b71f2d1", help="the old tree's commit (--cli)")
     ap.add_argument("--curve", type=int, default=1000, help="points of the srf-curve case (--cli)")
     ap.add_argument("--base-columns", type=int, default=5, help="eta columns the old tree runs of 100 x 100 (--cli)")
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=2, help="processes per tree and case, alternating (--cli)")
+    ap.add_argument("--inner", type=int, default=2, help="timed runs in each process, the best kept (--cli)")
     a = ap.parse_args(argv)
     if a.cli:
         return cli_cases(a)
