@@ -65,7 +65,7 @@ def tasks_of(run, points):
         name = next((n for n, p in points.items() if all(params.get(x) == p["params"][x] for x in MODEL)), None)
         if name is not None and params.get("corrected"):
             out.setdefault(name, []).append({"d": d, "k": k, "seconds": round(sec, 1),
-                                             **{x: res[x] for x in TASK_KEYS if x in res}})
+                                             **{x: float(f"{res[x]:.10g}") for x in TASK_KEYS if x in res}})
     con.close()
     return {n: sorted(v, key=lambda t: (t["d"], t["k"])) for n, v in out.items()}
 
