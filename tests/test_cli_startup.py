@@ -4,6 +4,7 @@ are measured by benchmarks/bench_startup.py, not here."""
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 
@@ -102,3 +103,23 @@ def test_heartbeat_shows_elapsed_time_and_clears_its_line(capsys):
     with Heartbeat("quick", True, after=5.0):      # ends before it is due: nothing shown
         pass
     assert capsys.readouterr().err == ""
+
+
+def test_srf_start_loads_no_store_no_thread_pool_no_physics(tmp_path):
+    """Issue 35 item 4: a repeated cold ``srf`` (its symbolic builds in the disk cache) loads neither SQLite (the
+    results store: the CLI catches its errors only where it was loaded), threadpoolctl (the batched grids pin BLAS
+    with it when they run) nor sympy.physics (SymPy's ``simplify`` of a build from scratch)."""
+    probe = ("import io, json, sys, contextlib\nfrom onestep_theory.cli.main import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as out:\n    code = main(sys.argv[1:])\n"
+             "print(json.dumps([code, out.getvalue(), sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('sqlite3', '_sqlite3', 'threadpoolctl') or m.startswith('sympy.physics'))]))")
+    argv = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1", "--beta",
+            "1", "--lam", "1/10"]
+    env = {**os.environ, "ONESTEP_THEORY_CACHE_DIR": str(tmp_path)}
+    env.pop("ONESTEP_THEORY_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=300, env=env)
+            for _ in range(2)]           # the first fills the disk cache, the second starts as a user's repeated call
+    assert all(p.returncode == 0 for p in runs), runs[-1].stderr[-2000:]
+    (code1, text1, _), (code2, text2, loaded) = (json.loads(p.stdout.strip().splitlines()[-1]) for p in runs)
+    assert code1 == code2 == 0 and "test error eps_g" in text2 and text1 == text2
+    assert loaded == []

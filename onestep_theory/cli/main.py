@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import sqlite3
 import sys
 import time
 import warnings
@@ -175,6 +174,13 @@ def record_typed(parser, argv) -> dict:
     return {"argv": list(argv), "raw": raw, "actions": actions}
 
 
+def _store_errors() -> tuple:
+    """The results store's errors (``sqlite3.Error``) where SQLite was loaded, else none: a command that opened no
+    store raised none, and ``sqlite3`` stays unloaded at the start of the others (issue 35 item 4)."""
+    mod = sys.modules.get("sqlite3")
+    return (mod.Error,) if mod is not None else ()
+
+
 def main(argv=None) -> int:
     typed = list(sys.argv[1:] if argv is None else argv)      # the command line as typed, for output files
     argv = _glued(typed)
@@ -239,7 +245,7 @@ def main(argv=None) -> int:
             getattr(args, "out", None) or "an output file"
         print(f"onestep-theory {args.command}: error: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    except sqlite3.Error as exc:  # the results store (e.g. a full disk); finished tasks stay stored
+    except _store_errors() as exc:  # the results store (e.g. a full disk); finished tasks stay stored
         print(f"onestep-theory {args.command}: error: the store {getattr(args, 'store', None) or ''} cannot be "
               f"written ({' '.join(str(exc).split())[:120]}); the tasks finished so far are kept", file=sys.stderr)
         return EXIT_NUMERIC

@@ -77,7 +77,12 @@ def empirical_bulk(args, rcg, beta):
 
 
 def _run_srf(args):
-    from ..srf import srf_solve
+    # the libraries first, from this shallow frame: under CPython 3.11 a library loaded deep in the package's imports
+    # maps and unmaps a 16 KiB frame-stack chunk at each call of its module bodies (13 000 times, ~0.06 s; issue 35)
+    import scipy.special  # noqa: F401
+    import sympy  # noqa: F401
+
+    from ..srf.single.solve import srf_solve      # its home: not through the package's lazy names
 
     if is_grouped(args):
         if args.row_norms or args.table:

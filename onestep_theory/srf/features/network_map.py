@@ -72,10 +72,18 @@ def _same_function(a, b) -> bool:
 
 
 def _parsed(spec, param):
+    if isinstance(spec, str):      # the map's names and the typed text: parsed and checked once a process
+        return _parsed_text(spec, param)
     from ...hermite.activation import Activation
 
-    act = Activation.from_any(spec, param)
-    return act.expr
+    return Activation.from_any(spec, param).expr
+
+
+@cached(maxsize=64)
+def _parsed_text(spec: str, param: str):
+    from ...hermite.activation import Activation
+
+    return Activation.from_any(spec, param).expr
 
 
 def _theory_differs(theory: dict) -> list[str]:

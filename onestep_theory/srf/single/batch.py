@@ -24,7 +24,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ...core.errors import InvalidParameterError
 from ...core.exact import float_in
@@ -272,6 +271,7 @@ def srf_batch(student, teacher, points, *, tol=None, options=None, dps=None, pro
                            pts[ix[0]].get("noise_var", 0), opt.c_formula, opt.strict_odd, None)
             for g, ix in groups.items()}
     out, states = [None] * len(pts), []
+    from threadpoolctl import threadpool_limits   # here: a single srf start never loads it (issue 35 item 4)
     with threadpool_limits(limits=1):             # P x N by N x 28 products: threads cost more than they give
         for n, (g, ix) in enumerate(groups.items()):          # blocks of at most CHUNK points: bounded memory
             for b in range(0, len(ix), CHUNK):
