@@ -31,6 +31,13 @@ Measured (2 cores shared by eight sessions, load 4-9; CPU ratios to the floor, b
 runs gave srf 1.59, 1.67, 1.64.  Left above that floor: the package's own modules (~0.1 s) and the call's numerics
 (κ-rules, lambdify, the network map's ~50 exact parses); ``--dps 30``: the Arb smoothing at the κ nodes (it depends on
 the call's r, c, γ).
+After 59210cf (no sqlite3/threadpoolctl at start, the map's activations checked once, SymPy and scipy.special loaded
+from srf's handler; CPython 3.11 frees a 16 KiB frame-stack chunk whenever the stack falls below it, and libraries
+loaded deep in the package's imports mapped and unmapped one 13 278 times, now ~130, ``strace -e mmap``): two runs
+(load 1-2, best of 11) gave ``srf`` 1.32 (before, run as ``-c``: 1.35) and 1.56 (before, run as ``-m``: 1.71), the
+libraries 1.28 and 1.42: the floor's own noise is that large; ``--dps 30`` 3.07, 3.37; ``hermite tanh`` 0.64, 0.76.
+Bytecode: the runs remove PYTHONDONTWRITEBYTECODE and compile into the temporary folder (PYTHONPYCACHEPREFIX) in
+the unmeasured first round, as an installed package has its .pyc.
 """
 
 import argparse
