@@ -254,6 +254,13 @@ def main():
     txt = (HERE / "paired-map_template.md").read_text()
     txt = txt.replace("{{VERDICTS}}", verdicts).replace("{{PER_SIZE}}", per_size)
     txt = txt.replace("{{SPREAD}}", spread(found, tasks)).replace("{{NORMS}}", norms(found, tasks))
+    sizes = sorted({t["d"] for n in found for t in tasks[n]})
+    cost = ["| point | " + " | ".join(f"d = {d}" for d in sizes) + " |", "|---|" + "---|" * len(sizes)]
+    for n in found:
+        cost.append(f"| {LABELS[n][0]} | " + " | ".join(
+            f"{float(np.median([t['seconds'] for t in tasks[n] if t['d'] == d])):.1f}"
+            if any(t["d"] == d for t in tasks[n]) else "" for d in sizes) + " |")
+    txt = txt.replace("{{COSTS}}", "\n".join(cost))
     used = {n: sum(t["seconds"] for t in tasks[n]) / 60 for n in found}
     txt = txt.replace("{{COMPUTE}}", ", ".join(f"{LABELS[n][0]} {m:.1f}" for n, m in used.items()) +
                       f" (total {sum(used.values()):.0f} core-minutes, {sum(len(tasks[n]) for n in found)} networks)")
