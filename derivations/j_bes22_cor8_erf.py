@@ -37,7 +37,7 @@ import mpmath
 import sympy as sp
 
 from onestep_theory.core.errors import ConvergenceError
-from onestep_theory.core.precision import GUARD_DIGITS
+from onestep_theory.core.precision import GUARD_DIGITS, precision
 from onestep_theory.srf import bounds, srf_params, srf_setup
 from onestep_theory.srf.optimal.taustar import tau_star
 
@@ -82,7 +82,8 @@ def package(with_dps30=False):
         # digits = 32, 30 + GUARD_DIGITS working digits (cached: reused by that call with --bounds-dps30)
         q = srf_params("erf(x)", "erf(x)", "inf", ETA, dps=30 + GUARD_DIGITS + 2)
         for level in (0, 1):
-            S = srf_setup("erf(x)", "erf(x)", q.r, q.c, abs(q.gamma), digits=32, level=level, dps=30 + GUARD_DIGITS)
+            with precision(30):          # the working digits bounds(..., dps=30) computes its rule at
+                S = srf_setup("erf(x)", "erf(x)", q.r, q.c, abs(q.gamma), digits=32, level=level, mp=True)
             w, mu0, k1, h = list(S.w), list(S.mu0), [x * m for x, m in zip(S.kappa, S.mu1)], list(S.h)
             dot = (lambda f, g: mpmath.fsum(wi * fi * gi for wi, fi, gi in zip(w, f, g)))
             node_gap = max(max(abs(m - mpmath.erf(x)) for m, x in zip(mu0, S.kappa)),

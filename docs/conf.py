@@ -38,7 +38,7 @@ source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-n
 root_doc = "index"
 exclude_patterns = [
     "_build", "_ext", "**.ipynb_checkpoints",
-    "studies/*_template.md",                     # templates that make_page.py / make_*.py fill in
+    "studies/*_template.md", "studies/*/*_template.md",   # templates that make_page.py / make_*.py fill in
 ]
 
 # the worked notebook runs at every build (it takes about a minute); an error in a cell fails the build

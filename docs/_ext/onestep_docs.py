@@ -9,7 +9,7 @@ modules move (srf/ was split into sub-packages while this was written):
    name prefixes the object's ``__module__`` (``srf_solve`` is exported by ``onestep_theory``,
    ``onestep_theory.srf`` and the room that defines it; its page is the room's).  The other packages link to it.
 2. **Theory sections <-> code.**  Every numbered heading ``## 4.7 ...`` of ``docs/theory/*.md`` and
-   ``docs/studies/*.md`` gets the label ``<file>-s4-7``; in the docstrings, ``docs/theory/<file>.md`` becomes a
+   ``docs/studies/*.md`` gets the label ``study-<file>-s4-7``; in the docstrings, ``docs/theory/<file>.md`` becomes a
    link to the page and each ``§N.M`` after it (the package's citation convention, docs/theory/README.md) a link
    to the section.  Each theory page ends with the list of the public functions and classes citing it.
 3. **References by identity.**  A cross-reference to ``onestep_theory.<module path>.<name>`` (as the docstrings
@@ -44,8 +44,10 @@ _LITERAL = re.compile(r"(``.*?``|`[^`]*`)")
 
 
 def label(doc: str, num: str) -> str:
-    """The label of section ``§num`` of the note ``doc`` (``theory/srf-theory``), e.g. ``srf-theory-s4-7``."""
-    return f"{doc.split('/')[-1]}-s{num.replace('.', '-')}"
+    """The label of section ``§num`` of the note ``doc`` (``theory/srf-theory``), e.g. ``srf-theory-s4-7``; a study
+    page's labels start with ``study-`` (``studies/trained-bulk`` and ``theory/trained-bulk`` share a file name)."""
+    folder, _, name = doc.rpartition("/")
+    return f"{'study-' if folder.endswith('studies') else ''}{name}-s{num.replace('.', '-')}"
 
 
 def note_sections() -> dict[str, dict[str, str]]:
