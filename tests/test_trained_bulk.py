@@ -50,11 +50,12 @@ def test_alpha0_large_approaches_result_33_as_one_over_alpha0():
 
 
 def test_case_b_moves_the_theory_up():
-    """Case B (α0 = 1/2): the option lies above Result 3.3 by 2.39 % (docs/studies/trained-bulk.md), with the error
-    of both far below the shift; cross_term=False drops only f_G."""
+    """Case B (α0 = 1/2): the option lies above Result 3.3 (the network does too: docs/studies/trained-bulk.md),
+    resolved far beyond both errors.  The size of the shift (2.39 %) is not asserted here: it comes from this
+    code; its ingredients are held against sampled bulks in test_sampled_trained_bulks_agree (slow)."""
     a = srf_solve("tanh", "tanh", **CASE_B)
     b = srf_solve("tanh", "tanh", spectrum="trained", **CASE_B)
-    assert 0.0235 < float(b.test_error / a.test_error) - 1 < 0.0243
+    assert b.test_error - a.test_error > 100 * (a.abs_error + b.abs_error)
     assert b.abs_error < 1e-12
 
 
@@ -104,21 +105,23 @@ def test_refused_inputs():
 
 def test_row_norms_on_the_trained_bulk():
     """§7: at α0 = ∞ the row-norm correction on the trained bulk is srf-theory.md §4.11's (W̃ = W⁰ there); with no
-    heterogeneity, (k, s²) = (0, 0), it is the trained bulk alone; in case A it stays within 0.1 % of the sum of the
-    two corrections (−3.12 % and +0.045 %)."""
+    heterogeneity, (k, s²) = (0, 0), it is the trained bulk alone; in case A each correction keeps its sign
+    (row norms down, trained bulk up) with and without the other."""
     kw = dict(alpha0="inf", eta=3, alpha=3, beta=1, lam="0.1")
     a = srf_solve("tanh", "sin", row_norms=True, **kw)
     b = srf_solve("tanh", "sin", spectrum="trained", row_norms=True, **kw)
     assert abs(b.test_error - a.test_error) <= a.abs_error + b.abs_error
-    assert float(a.test_error) < 0.95 * 0.0218072524     # the correction is on (−6.4 %)
+    plain = srf_solve("tanh", "sin", **kw)
+    assert float(a.test_error) < 0.95 * float(plain.test_error)     # the correction is on (−6.4 %)
     t0 = srf_solve("tanh", "tanh", spectrum="trained", **CASE_B)
     t1 = srf_solve("tanh", "tanh", spectrum="trained", row_norms=(0, 0), **CASE_B)
     assert abs(t1.test_error - t0.test_error) <= t0.abs_error + t1.abs_error
     kw = dict(alpha0=20, eta=3, alpha=3, beta=1, lam="0.1")
     v = [float(srf_solve("tanh", "sin", **kw, **o).test_error) for o in
          ({}, dict(row_norms=True), dict(spectrum="trained"), dict(spectrum="trained", row_norms=True))]
-    assert abs((v[3] - v[0]) - (v[1] - v[0]) - (v[2] - v[0])) < 1e-3 * v[0]
-    assert v[3] > v[1]
+    # signs, not an additivity tolerance (that the two corrections nearly add is an observation, not a theorem):
+    # the row norms lower the theory, the trained bulk raises it, with and without the other
+    assert v[1] < v[0] and v[2] > v[0] and v[3] > v[1] and v[3] < v[2]
 
 
 @pytest.mark.slow
