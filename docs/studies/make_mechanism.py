@@ -77,25 +77,73 @@ def shift_table(d, store=None, fits=None):
     fitc = (fits or d)["comparisons"]
     sizes = comps["theory"]["sizes"]
     spread = None
-    if store is not None:
+    rows = tasks(store) if store is not None else None
+    if rows is not None:
         big = max(r["d"] for r in sizes)
-        spread = mean_se([res["norm_spread"] for dd, res in tasks(store) if dd == big])[0]
+        spread = mean_se([res["norm_spread"] for dd, res in rows if dd == big])[0]
     pred = predictions(d["params"], spread)
+    if store is not None and rows is None:
+        pred["shuffled_norm"] = MARK
     lines = ["| network − … | " + " | ".join(f"d = {r['d']} ({r['reps']})" for r in sizes)
              + " | d → ∞, fit in d⁻¹ (χ²/ν) | predicted (§4.11) |", "|---|" + "---|" * (len(sizes) + 2)]
     for name, comp in comps.items():
         label = "theory (Result 3.1 → 3.3)" if name == "theory" else f"`{name}`: {NAMES.get(name, name)}"
-        pr = f"{pred[name]:+.2f}" if name in pred else ""
+        pr = pred[name] if pred.get(name) == MARK else f"{pred[name]:+.2f}" if name in pred else ""
         lines.append(f"| {label} | " + " | ".join(cell(r, th) for r in comp["sizes"])
                      + f" | {fit_cell(fitc[name]['fit'], th)} | {pr} |")
     return "\n".join(lines)
 
 
 def tasks(store):
-    con = sqlite3.connect(RUN / store)
+    """(d, result) of every task of ``store`` in RUN_DIR (opened read-only), or None when the store is not there."""
+    if not (RUN / store).exists():
+        MISSING.add(store)
+        return None
+    con = sqlite3.connect(f"file:{RUN / store}?mode=ro", uri=True)
     rows = [(d, json.loads(res)) for d, res in con.execute("select d, result from tasks")]
     con.close()
     return rows
+
+
+#: A cell that only a store gives (row norms, per-task diagnostics); REST: every cell from here on.  Where the store is
+#: not in RUN_DIR the table is taken from the current page, and only if its other cells are the ones computed now.
+MARK, REST = "\x00", "\x01"
+MISSING, KEPT = set(), []
+
+
+def cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def fits(want, block):
+    if len(want) != len(block):
+        return False
+    for w, b in zip(want, block):
+        n = w.index(REST) if REST in w else len(w)
+        if (len(b) < n if REST in w else len(b) != n) or any(x not in (MARK, y) for x, y in zip(w[:n], b[:n])):
+            return False
+    return True
+
+
+def finished(table, what):
+    """``table`` itself when it has no store cell; otherwise the one table of the current page (OUT/mechanism.md)
+    whose every other cell is the one computed now, which keeps the store's cells as they were last computed."""
+    if MARK not in table and REST not in table:
+        return table
+    want = [cells(line) for line in table.splitlines()]
+    blocks, cur = [], []
+    for line in (OUT / "mechanism.md").read_text().splitlines() + [""]:
+        if line.startswith("|"):
+            cur.append(line)
+        elif cur:
+            blocks.append(cur)
+            cur = []
+    hits = [b for b in blocks if fits(want, [cells(x) for x in b])]
+    if len(hits) != 1:
+        sys.exit(f"{what}: its store is not in {RUN} and {len(hits)} tables of the current page match the rest of "
+                 "it (need exactly one)")
+    KEPT.append(what)
+    return "\n".join(hits[0])
 
 
 def mean_se(values):
@@ -106,8 +154,11 @@ def mean_se(values):
 
 
 def diag_table(store, keys):
+    rows = tasks(store)
+    if rows is None:
+        return "\n".join(["| quantity | " + REST, "| " + REST] + [f"| {label} | {REST}" for _, label in keys])
     by_d = {}
-    for d, res in tasks(store):
+    for d, res in rows:
         by_d.setdefault(d, []).append(res)
     lines = ["| quantity | " + " | ".join(f"d = {d} ({len(by_d[d])})" for d in sorted(by_d)) + " |",
              "|---|" + "---|" * len(by_d)]
@@ -144,7 +195,11 @@ def map_table():
     entries = []
     stored = []
     for store in ("mechanism_map.sqlite", "mechanism_A.sqlite"):
-        con = sqlite3.connect(RUN / store)
+        if not (RUN / store).exists():
+            MISSING.add(store)
+            stored = None
+            break
+        con = sqlite3.connect(f"file:{RUN / store}?mode=ro", uri=True)
         stored += [(json.loads(p), json.loads(res)) for p, res, dd in
                    con.execute("select params, result, d from tasks") if dd == 1000]
         con.close()
@@ -159,16 +214,17 @@ def map_table():
         th = num(d["theory"])
         c = d["comparisons"]
         params = {k: v for k, v in d["params"].items()}
-        slopes = [res["norm_slope_v"] for p, res in stored if "norm_slope_v" in res
+        slopes = [res["norm_slope_v"] for p, res in stored or () if "norm_slope_v" in res
                   and all(str(p.get(k)) == str(v) for k, v in params.items() if k != "root_seed")]
         m, se = mean_se(slopes) if len(slopes) > 1 else (math.nan, math.nan)
-        row = {k: c[k]["sizes"][0] for k in ("theory", "srf", "equal_norm")}
         pred = predicted_slope(params)
+        slope = f"{m:+.3f} ± {se:.3f} ({pred:+.3f})" if stored is not None else MARK
+        row = {k: c[k]["sizes"][0] for k in ("theory", "srf", "equal_norm")}
         corr_th = corrected_theory(params)
         gc = {"gap": num(row["theory"]["gap"]) + th - corr_th, "se": row["theory"]["se"]}
         lines.append(f"| {label} | {th:.6f} | {cell(row['theory'], th)} | {corr_th:.6f} | {cell(gc, corr_th)} | "
                      f"{cell(row['srf'], th)} | {cell(row['equal_norm'], th)} | {100 * (corr_th - th) / th:+.2f} | "
-                     f"{m:+.3f} ± {se:.3f} ({pred:+.3f}) |")
+                     f"{slope} |")
         corr = corrected_theory(params)
         entries.append({"setting": label, "params": {k: str(v) for k, v in params.items() if k != "variants"},
                         "d": row["theory"]["d"], "seeds": row["theory"]["reps"], "theory": th,
@@ -242,18 +298,22 @@ def main():
     txt = (OUT / "mechanism_template.md").read_text()
     A, A4, B = load("mechanism_A.json"), load("mechanism_A3000.json"), load("mechanism_B.json")
     txt = txt.replace("{{A_THEORY}}", f"{num(A['theory']):.10f}").replace("{{B_THEORY}}", f"{num(B['theory']):.10f}")
-    txt = txt.replace("{{A_TABLE}}", shift_table(A, "mechanism_A.sqlite", load("mechanism_A_e1.json")))
-    txt = txt.replace("{{A3000_TABLE}}", shift_table(A4, "mechanism_A3000.sqlite", load("mechanism_A3000_e1.json")))
-    txt = txt.replace("{{B_TABLE}}", shift_table(B, "mechanism_B.sqlite", load("mechanism_B_e1.json")))
-    txt = txt.replace("{{NORM_TABLE}}", diag_table("mechanism_A3000.sqlite", [
+    txt = txt.replace("{{A_TABLE}}", finished(shift_table(A, "mechanism_A.sqlite", load("mechanism_A_e1.json")),
+                                              "§1 case A"))
+    txt = txt.replace("{{A3000_TABLE}}", finished(shift_table(A4, "mechanism_A3000.sqlite",
+                                                              load("mechanism_A3000_e1.json")), "§1 to d = 3000"))
+    txt = txt.replace("{{B_TABLE}}", finished(shift_table(B, "mechanism_B.sqlite", load("mechanism_B_e1.json")),
+                                              "§6 case B"))
+    txt = txt.replace("{{NORM_TABLE}}", finished(diag_table("mechanism_A3000.sqlite", [
         ("norm_slope", "slope of ‖bᵢ‖² against w⁰ᵢ·θ"), ("norm_noise", "rest of the spread, × √d"),
         ("norm_slope_v", "slope of ‖bᵢ‖² against w⁰ᵢ·v̂"), ("norm_noise_v", "rest of the spread, × √d"),
-        ("norm_spread", "whole spread of ‖bᵢ‖², × √d"), ("r", "r̂"), ("c", "ĉ"), ("gamma", "γ̂")]))
-    txt = txt.replace("{{CGE_TABLE}}", diag_table("mechanism_A.sqlite", [
+        ("norm_spread", "whole spread of ‖bᵢ‖², × √d"), ("r", "r̂"), ("c", "ĉ"), ("gamma", "γ̂")]), "§2 row norms"))
+    txt = txt.replace("{{CGE_TABLE}}", finished(diag_table("mechanism_A.sqlite", [
         ("cge_A", "network: rms(A − μ0)/rms(μ0)"), ("srf_cge_A", "sRF surrogate: same"),
         ("cge_B", "network: rms(B − μ1)/rms(μ1)"), ("srf_cge_B", "sRF surrogate: same"),
         ("cge_C", "network: rms(C − μ⋆²)/rms(μ⋆²)"), ("srf_cge_C", "sRF surrogate: same"),
-        ("cge_signal", "network: corr(A − μ0, y − E[y|κ])"), ("srf_cge_signal", "sRF surrogate: same")]))
+        ("cge_signal", "network: corr(A − μ0, y − E[y|κ])"), ("srf_cge_signal", "sRF surrogate: same")]),
+        "§3 equivalence"))
     txt = txt.replace("{{SRF_TABLE}}", srf_rows([("sRF with the predicted row norms (network features)", "mechanism_srf_het.json"),
                                                  ("corrected equivalent features (§3)", "mechanism_cgep_het.json"),
                                                  ("uncorrected equivalent features (Result 3.2)", "mechanism_cgep.json")]))
@@ -270,7 +330,7 @@ def main():
     txt = txt.replace("{{EXTRAP_TABLE}}", extrapolated_vs_corrected())
     txt = txt.replace("{{NET_TABLE}}", network_studies())
     table, entries = map_table()
-    txt = txt.replace("{{MAP_TABLE}}", table)
+    txt = txt.replace("{{MAP_TABLE}}", finished(table, "§5 map"))
     (OUT / "mechanism.md").write_text(txt)
     for f in sorted(RUN.glob("mechanism_*.json")):
         shutil.copy(f, OUT / f.name)
@@ -279,12 +339,14 @@ def main():
     for e in entries:
         e.update({k: v for k, v in kept.get(e["setting"], {}).items()
                   if k in ("theory_trained", "theory_both", "paired")})
-    entries += [e for e in old["entries"] if e.get("from") == "paired-map"]
+    mine = {e["setting"] for e in entries}      # the entries of paired-map.md's points alone stay
+    entries += [e for e in old["entries"] if e["setting"] not in mine]
     PKG.write_text(json.dumps({"source": "docs/studies/mechanism.md (run_mechanism.sh, make_mechanism.py)",
                                "what": "the one-step network's test error minus the sRF theory's at d = 1000 "
-                                       "(mean and standard error over seeds), around case A", "entries": entries},
-                              indent=1) + "\n")
-    print(txt[:2000])
+                                       "(mean and standard error over seeds), around case A", "entries": entries,
+                               **{k: v for k, v in old.items() if k == "paired_source"}}, indent=1) + "\n")
+    if KEPT:
+        print(f"kept from the current page (stores not in {RUN}: {', '.join(sorted(MISSING))}): {', '.join(KEPT)}")
 
 
 if __name__ == "__main__":

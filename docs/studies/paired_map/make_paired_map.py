@@ -52,21 +52,30 @@ def verdict(fit):
 
 
 def tasks_of(run, points):
-    """Per task (d, seed index): the network's test error and its paired references, from the run's store (a
-    RUN_DIR without the store: the committed paired_tasks.json)."""
+    """Per task (d, seed index): the network's test error and its paired references — the committed
+    paired_tasks.json, merged with the run's store where RUN_DIR has one (a task in both must agree: the same seed
+    gives the same network)."""
+    out = json.loads((HERE / "paired_tasks.json").read_text())
     f = run / "paired_map.sqlite"
     if not f.exists():
-        return json.loads((HERE / "paired_tasks.json").read_text())
-    con = sqlite3.connect(f)
-    out = {}
+        return out
+    con = sqlite3.connect(f"file:{f}?mode=ro", uri=True)
+    new = {}
     for params, d, k, res, sec in con.execute("select params, d, seed_index, result, seconds from tasks where "
                                               "protocol = ?", ("giant-step",)):
         params, res = json.loads(params), json.loads(res)
         name = next((n for n, p in points.items() if all(params.get(x) == p["params"][x] for x in MODEL)), None)
         if name is not None and params.get("corrected"):
-            out.setdefault(name, []).append({"d": d, "k": k, "seconds": round(sec, 1),
-                                             **{x: float(f"{res[x]:.10g}") for x in TASK_KEYS if x in res}})
+            new[(name, d, k)] = {"d": d, "k": k, "seconds": round(sec, 1),
+                                 **{x: float(f"{res[x]:.10g}") for x in TASK_KEYS if x in res}}
     con.close()
+    for name, rows in out.items():
+        for t in rows:
+            s = new.pop((name, t["d"], t["k"]), None)
+            if s is not None and any(s.get(x) != t.get(x) for x in TASK_KEYS):
+                sys.exit(f"{name}, d = {t['d']}, seed {t['k']}: the store's task differs from the committed one")
+    for (name, d, k), t in new.items():
+        out.setdefault(name, []).append(t)
     return {n: sorted(v, key=lambda t: (t["d"], t["k"])) for n, v in out.items()}
 
 
@@ -240,8 +249,9 @@ def update_map(points):
 def main():
     run = pathlib.Path(sys.argv[1])
     found = {}
-    for name in LABELS:
+    for name in LABELS:          # a point's study output from RUN_DIR, else the one committed next to this script
         f = run / f"paired_{name}.json"
+        f = f if f.exists() else HERE / f.name
         if f.exists():
             if f.resolve() != (HERE / f.name).resolve():
                 shutil.copy(f, HERE / f.name)
