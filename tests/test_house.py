@@ -451,3 +451,34 @@ def test_precision_is_set_once_at_the_boundary():
              and p.name != "precision.py"
              for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Name) and n.id == "GUARD_DIGITS"]
     assert not guard, f"GUARD_DIGITS outside core.precision's helpers: {guard}"
+
+
+def _precision_operand(node, rule: bool) -> bool:
+    """A name of PRECISION_ARGS, or an attribute so named (mp.dps, args.dps); ``digits`` not inside a function of
+    ACCURACY_TARGETS (``rule``), where it is a quadrature rule's accuracy."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name in PRECISION_ARGS and not (rule and name == "digits")
+
+
+def test_no_dps_plus_k_without_its_derivation():
+    """Issue 34 item 3: no ``dps ± k`` outside core.precision (its boundary and refinement helpers) unless a ``# k:``
+    comment on its line or the line above derives k.  A working-precision raise is ``refined(k, why=...)``; a
+    tolerance or a digit count that is not a precision is core.precision's ``tolerance``/``ulps``/``past_asked``."""
+    bad = []
+    for p in SOURCES:
+        rel = str(p.relative_to(PKG))
+        if rel == "core/precision.py":
+            continue
+        text = p.read_text()
+        if not re.search(r"\b(" + "|".join(PRECISION_ARGS) + r")\b", text):
+            continue
+        lines, tree = text.splitlines(), ast.parse(text)
+        rule = {id(m) for f in ast.walk(tree) if rel in ACCURACY_TARGETS and isinstance(f, ast.FunctionDef)
+                and f.name in ACCURACY_TARGETS[rel] for m in ast.walk(f)}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)) and any(
+                    _precision_operand(o, id(n) in rule) for o in (n.left, n.right)):
+                if not any("# k:" in ln for ln in lines[max(0, n.lineno - 2):n.lineno]):
+                    bad.append(f"{rel}:{n.lineno} {ast.unparse(n)}")
+    assert not bad, "dps ± k without a '# k:' comment deriving k (use core.precision's refined/tolerance/ulps): " \
+        + str(bad)

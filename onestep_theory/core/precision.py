@@ -37,7 +37,7 @@ GUARD_DIGITS = 10
 REFINE_DIGITS = 10
 
 __all__ = ["GUARD_DIGITS", "REFINE_DIGITS", "workdps", "precision", "with_dps", "refined", "boundary_digits", "working_digits",
-           "asked_digits", "arb_to_mpf", "mpf_to_arb", "signed_man_exp"]
+           "asked_digits", "past_asked", "tolerance", "ulps", "arb_to_mpf", "mpf_to_arb", "signed_man_exp"]
 
 
 
@@ -139,6 +139,46 @@ def refined(extra: int = REFINE_DIGITS, *, why: str):
         raise ValueError("refined: give the reason (why=...)")
     with workdps(mpmath.mp.dps + int(extra)):
         yield
+
+
+def past_asked(k: int, *, why: str) -> int:
+    """``D + k``, ``D`` = :func:`asked_digits`: a digit count ``k`` past the digits asked (``k`` < 0: before them)
+    that is not a working precision -- a quadrature rule's accuracy, a resource bound -- with ``why`` deriving ``k``.
+
+    >>> with precision(30):
+    ...     past_asked(2, why="the rule's accuracy: its discretisation 2 digits below the last one asked")
+    32
+    """
+    if not why:
+        raise ValueError("past_asked: say where k comes from (why=...)")
+    return asked_digits() + int(k)
+
+
+def tolerance(k: int = 0, kind=mpmath.mpf, *, why: str):
+    """``10^-(D + k)`` as a ``kind`` (``mpmath.mpf``, ``float``, ``flint.arb``), ``D`` = :func:`asked_digits`: a
+    convergence tolerance ``k`` digits past those asked (``k`` < 0: a margin before them), ``why`` deriving ``k``.
+
+    >>> with precision(15):
+    ...     tolerance(4, float, why="c_>1 cancels: 4 digits") == 10.0 ** -19
+    True
+    """
+    if not why:
+        raise ValueError("tolerance: say where k comes from (why=...)")
+    return kind(10) ** -past_asked(k, why=why)
+
+
+def ulps(k: int = 0, kind=mpmath.mpf, *, why: str):
+    """``10^-(W - k)`` as a ``kind`` (``mpmath.mpf``, ``float``, ``flint.arb``), ``W`` = :func:`working_digits`:
+    ``10^k`` units of the last working digit -- a rounding floor, a Newton stop above the round-off -- ``why``
+    deriving ``k``.
+
+    >>> with precision(15):
+    ...     ulps(3, why="Newton: 1000 ulps") == mpmath.mpf(10) ** -22
+    True
+    """
+    if not why:
+        raise ValueError("ulps: say where k comes from (why=...)")
+    return kind(10) ** -(working_digits() - int(k))
 
 
 def arb_to_mpf(v) -> mpmath.mpf:

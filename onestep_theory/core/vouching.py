@@ -306,10 +306,10 @@ class vmpf(mpmath.mpf):
             # enough decimal digits for the spec (its precision, plus the integer digits of a fixed-point or
             # percent format) and for every binary digit of the mantissa, with 12 to spare against double rounding
             m = re.search(r"\.(\d+)", spec)
-            prec = int(m.group(1)) if m else 6
+            places = int(m.group(1)) if m else 6          # the spec's precision: decimal places, not mpmath's
             _, man, exp, bc = self._mpf_ if self.plain else (0, 0, 0, 1)
             mag = max(0, math.floor((exp + bc) * 0.30103) + 3) if man else 0
-            n = min(20000, max(20, int(bc * 0.30103) + 5, prec + mag + 12))
+            n = min(20000, max(20, int(bc * 0.30103) + 5, places + mag + 12))
             return format(decimal.Decimal(mpmath.libmp.to_str(self._mpf_, n)) if man else decimal.Decimal(0), spec)
 
     def __reduce__(self):

@@ -20,7 +20,7 @@ import sympy as sp
 from ..core.errors import ConvergenceError, InvalidParameterError
 from ..core.exact import check_dps
 from ..core.limits import MAX_DPS
-from ..core.precision import asked_digits, boundary_digits, precision, refined, working_digits
+from ..core.precision import asked_digits, boundary_digits, precision, refined, tolerance, working_digits
 from ..core.results import Result, digits_of, provenance, vouch
 from .expressions import breakpoints
 from .moments import moment_exact
@@ -154,7 +154,8 @@ def expansion(act, kmax: int, dps: int = 15) -> HermiteCoefficients:
         parseval_partial=parseval,
         provenance=provenance(dps=int(dps), method="exact Gaussian integrals; tanh-sinh split at kinks; error "
                               "of a quadrature value from a second evaluation at dps + 10 digits",
-                              references=["docs/theory/hermite.md §2", "docs/theory/hermite.md §5"], guard_digits=boundary_digits(dps) - dps),
+                              references=["docs/theory/hermite.md §2", "docs/theory/hermite.md §5"],
+                              working_dps=boundary_digits(dps)),    # the working precision: dps + guard digits
         errors=errors,
     )
 
@@ -183,8 +184,9 @@ def _coeff_errors(act, kmax: int, values, exact) -> dict:
         for key, (_, ex) in moments.items():
             out[key] = err(lo[key], hi_m[key], isinstance(ex, sp.Basic) and ex.is_number)
     # not reached: a relative error above 10^-D, unless it is below 10^-(D+2) absolutely (a coefficient near 0)
+    near0 = tolerance(2, float, why="a coefficient near 0: 2 digits past those asked, absolutely")
     worst = [(k, e, values[k]) for k, e in enumerate(out["values"]) if e > 10.0 ** -dps * abs(float(values[k]))
-             and float(values[k]) != 0 and e > 10.0 ** -(dps + 2)]
+             and float(values[k]) != 0 and e > near0]
     if worst:
         k, e, v = worst[0]
         raise ConvergenceError(f"Hermite coefficient c_{k}: {dps} digits requested, only {digits_of(v, e)} reached "

@@ -38,7 +38,7 @@ from ..core.errors import ExpressionError, QuadratureError
 from ..core.exact import check_dps, to_mpf
 from .expressions import pieces, x
 from ..core.limits import MAX_DPS
-from ..core.precision import arb_to_mpf, asked_digits, precision
+from ..core.precision import arb_to_mpf, asked_digits, past_asked, precision, tolerance
 
 __all__ = ["NotExact", "trunc_moments", "trunc_moments_float", "trunc_moments_arb", "trunc_recursion", "tidy",
            "expect_exact", "expect_piece_exact", "expect_numeric", "expect_numeric_many", "expect_numeric_vec",
@@ -290,8 +290,7 @@ def tanh_sinh_vec(segments, wfun, nw: int, *, maxdegree: int = 12, label: str = 
     prec = ctx.prec
     dps = asked_digits()
     norm = 1 / mpmath.sqrt(2 * mpmath.pi)
-    # 4 digits beyond those asked: c_>1 cancels E s^2 against the c_k^2 (docs/theory/hermite.md §2.4)
-    eps = mpmath.mpf(10) ** (-(dps + 4))
+    eps = tolerance(4, why="c_>1 cancels E s^2 against the c_k^2: 4 digits (docs/theory/hermite.md §2.4)")
     totals = [mpmath.mpf(0)] * nw
     for pts, fn in segments:
         for a, b in zip(pts[:-1], pts[1:]):
@@ -360,9 +359,8 @@ def _panel_expect_vec(f: sp.Expr, wfun, nw: int, growth: int = 4) -> list:
     except ExpressionError:
         raise QuadratureError(f"no Arb evaluation of {f}") from None
     # at the ambient precision (mpmath and Arb in step); converged to 10**-(D+4), D the digits asked
-    dps = asked_digits()
-    eps = flint.arb(10) ** (-(dps + 4))          # the tolerance of tanh_sinh_vec (4 digits for the cancellation)
-    digits = dps + 4
+    why = "the tolerance of tanh_sinh_vec: 4 digits for the cancellation of c_>1 (docs/theory/hermite.md §2.4)"
+    eps, digits = tolerance(4, flint.arb, why=why), past_asked(4, why=why)    # digits: the rule's accuracy
     prev = None
     for level in range(4):
         rule = normal_rule(hard, (), digits=digits, level=level, hmax=1.0, arb=True, degree=growth)

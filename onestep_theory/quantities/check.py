@@ -27,7 +27,7 @@ import mpmath
 import sympy as sp
 
 from ..core.errors import InvalidParameterError
-from ..core.precision import precision, refined
+from ..core.precision import asked_digits, precision, refined
 from ..core.results import Result, digits_of, provenance, vouch
 from ..core.syntax import parse_text
 from .grid import parse_over, sample_points
@@ -253,7 +253,8 @@ def _one(job, against, family, student, teacher, fixed, rng, n, dps, seed) -> Ch
     for k in p.params:
         if k not in fixed and k not in sampled:
             sampled[k] = parse_over({k: DEFAULT_RANGES[k]}, need_count=False)[k]
-    const = constants(family, student, teacher, dps + 10)        # 10 digits beyond those asked, as evaluate's
+    with precision(dps), refined(10, why="10 digits beyond those asked, as evaluate's"):
+        const = constants(family, student, teacher, asked_digits())
     pr = proof(p, const["exact"], _exact_fixed(fixed, syms))
     pts = sample_points(sampled, n, seed) if sampled else [{}]
     bound = None

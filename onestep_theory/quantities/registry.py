@@ -35,7 +35,7 @@ import sympy as sp
 
 from ..core.caches import cached, cached_at_precision
 from ..core.errors import InvalidParameterError
-from ..core.precision import asked_digits, precision, refined, working_digits
+from ..core.precision import asked_digits, precision, refined, tolerance, working_digits
 from ..hermite import Activation
 from ..spikes import CSTAR2, DM1, DM2, LAM, M1, M2, MAX_ELL, PHI, PSI, S2, cstar_symbols, delta_symbolic, gains
 from ..spikes import lambda_symbolic, resolvent
@@ -263,13 +263,17 @@ class Evaluation(typing.NamedTuple):
 #: Why the registry's values are computed 10 digits beyond the D asked (:func:`refined`): the formula's rounding and the
 #: comparisons of ``check`` stay below the digits asked (evaluate's floor 10^-(D+8): 2 digits of margin).
 _BEYOND = "the registry's values carry 10 digits beyond those asked"
+#: Why the resolvent, gains and mapping are asked 5 digits beyond: their own error estimates (refinement), not their
+#: rounding, then decide the digits of the values the formula sees.
+_OWN = "the inputs asked 5 digits beyond: their error estimates, not their rounding, decide the digits"
 
 
 def evaluate(name: str, point: dict, student, teacher=None, *, dps: int = 15, state=None) -> Evaluation:
     """:class:`Evaluation` of quantity ``name`` at ``point`` (a dict of its parameters, numbers or exact
     strings); ``state`` warm-starts the next point of a sweep."""
     value, err, vals, state, errs = _evaluate(name, point, student, teacher, dps, state)
-    floor = 10.0 ** -(dps + 8)             # values computed at dps + 10 digits: 2 digits of margin
+    with precision(dps), refined(10, why=_BEYOND):
+        floor = tolerance(-2, float, why="the values' error floor: 2 digits of margin before their last one")
     errors = {s: errs.get(s, floor * max(1.0, abs(float(v))) if mpmath.isfinite(v) else 0)   # alpha0 = inf: exact
               for s, v in vals.items()}
     return Evaluation(value, err, vals, state, errors)
@@ -295,7 +299,7 @@ def formula_value(expr, vals: dict, errors: dict, dps: int):
             prop = sum(abs(mpmath.mpf(g(*args))) * mpmath.mpf(errors[s]) for s, g in zip(free, grad))
             if not mpmath.isfinite(prop):
                 return None
-            rounding = 10 * abs(v - fine) + mpmath.mpf(10) ** -(asked_digits() - 1) * abs(v)    # + 10 ulps
+            rounding = 10 * abs(v - fine) + tolerance(-1, why="10 units of the last digit the values carry") * abs(v)
             return v, float(2 * prop + rounding)
     except (ZeroDivisionError, ValueError, TypeError, OverflowError):
         return None
@@ -331,14 +335,14 @@ def _evaluate(name, point, student, teacher, dps, state):
             raise InvalidParameterError(k, v, ("a finite real number " if k != "alpha0" else "a real number or inf ")
                                         + ("> 0" if k in _POSITIVE else ">= 0"))
     syms = symbols_of(q.family)
-    const = constants(q.family, student, teacher, dps + 10)      # asked 10 digits beyond (_BEYOND)
+    with precision(dps), refined(10, why=_BEYOND):
+        const = constants(q.family, student, teacher, asked_digits())
     vals = {k: v for k, v in const.items() if k not in ("exact", "teacher_norm2")}
     noise = point.get("noise", 0)
     if q.family == "spike":
         phi, psi, lam = (point[k] for k in ("phi", "psi", "lam"))
-        # the resolvent, gains and mapping asked 5 digits beyond: their own error estimates (refinement), not their
-        # rounding, then decide the digits of the values the formula sees
-        res = resolvent(student, phi, psi, lam, dps=dps + 5)
+        with precision(dps), refined(5, why=_OWN):
+            res = resolvent(student, phi, psi, lam, dps=asked_digits())
         with precision(dps), refined(10, why=_BEYOND):
             vals.update({M1: res.m1, M2: res.m2, DM1: res.dm1_dlam, DM2: res.dm2_dlam, PHI: _mp(phi),
                          PSI: _mp(psi), LAM: _mp(lam), S2: _mp(noise)})
@@ -350,7 +354,8 @@ def _evaluate(name, point, student, teacher, dps, state):
         ell = int(name.split("_")[1]) if name.startswith(("delta_", "lambda_")) else 1
 
         # the gains carry their own error estimates (a second evaluation at 10 more digits)
-        g = gains(student, teacher, phi, psi, lam, ell=ell, noise_var=noise, dps=dps + 5)
+        with precision(dps), refined(5, why=_OWN):
+            g = gains(student, teacher, phi, psi, lam, ell=ell, noise_var=noise, dps=asked_digits())
         key = ("delta" if name.startswith("delta_") else "lambda_test" if name.startswith("lambda_") else
                "baseline_train" if name == "train_loss_f0" else "baseline_test")
         v, e = getattr(g, key), g.errors[key]
@@ -358,7 +363,8 @@ def _evaluate(name, point, student, teacher, dps, state):
         return v, float(e), vals, None, errs
     S = SRF_SYMBOLS
     a0, eta = point["alpha0"], point["eta"]
-    p = srf_params_checked(student, teacher, a0, eta, noise, dps=dps + 5)
+    with precision(dps), refined(5, why=_OWN):
+        p = srf_params_checked(student, teacher, a0, eta, noise, dps=asked_digits())
     with precision(dps), refined(10, why=_BEYOND):       # the typed values become mpf here
         vals.update({S["r"]: p.r, S["c"]: p.c, S["gamma"]: p.gamma, S["alpha0"]: _mp(a0, True), S["eta"]: _mp(eta),
                      S["noise"]: _mp(noise), S["mu2s"]: p.mu2_star})
@@ -394,6 +400,6 @@ def _mp(v, allow_infinite=False):
     x = to_exact(v, allow_infinite=allow_infinite)
     if x.is_infinite:
         return mpmath.inf if x > 0 else -mpmath.inf
-    # SymPy evaluates 5 digits beyond the working ones: the value is then rounded once, to the working precision
+    # k: SymPy evaluates 5 digits beyond the working ones: the value is then rounded once, to the working precision
     return mpmath.mpf(x.p) / x.q if x.is_Rational else mpmath.mpf(sp.N(x, working_digits() + 5))
 

@@ -31,7 +31,7 @@ import sympy as sp
 
 from ..core.caches import cached
 from ..core.limits import MAX_DPS, WORK_HEADROOM
-from ..core.precision import asked_digits, precision, refined, working_digits
+from ..core.precision import asked_digits, precision, refined, tolerance, ulps, working_digits
 from ..core.errors import ConvergenceError, HypothesisError, InvalidParameterError
 from ..core.exact import binary_exact, check_dps, to_exact, to_mpf
 from ..hermite.activation import Activation, numeric_c_rest, numeric_coeffs
@@ -234,8 +234,7 @@ def solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v) -> Resolvent:
         raise ConvergenceError("the quartic of the m1, m2 system: polynomial root finder did not converge "
                                f"(phi={mpmath.nstr(P, 5)}, psi={mpmath.nstr(S, 5)}, lambda={mpmath.nstr(L, 5)})",
                                2000)
-    # Newton stops at a relative step 5 digits above the round-off: quadratic convergence puts the next below it
-    tol = mpmath.mpf(10) ** (-(wd - 5))
+    tol = ulps(5, why="Newton stops 5 digits above the round-off: quadratic convergence puts the next step below it")
     cands = []
     all_pairs = []
     for rt in roots:
@@ -260,7 +259,7 @@ def solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v) -> Resolvent:
     # residual relative to the natural scale of G (J times the root): phi, psi can be 1e6 or 1e-6
     j11, j12, j21, j22 = fns["J"](x, y, *args)
     scale = abs(j11 * x) + abs(j12 * y) + abs(j21 * x) + abs(j22 * y)
-    if res > mpmath.mpf(10) ** (-(dps + 2)) * scale:    # converged: 2 digits beyond those asked, on G's scale
+    if res > tolerance(2, why="converged: 2 digits beyond those asked, on G's scale") * scale:
         raise ConvergenceError("Newton polish of the m1, m2 system did not converge", it, float(res))
     ratio = L * S * x / P
     if not (0 < ratio < 1) or fns["D"](x, *args) <= 0:

@@ -26,7 +26,7 @@ import sympy as sp
 from ...core.caches import cached
 from ...core.errors import InvalidParameterError
 from ...core.exact import to_float
-from ...core.precision import arb_to_mpf, precision
+from ...core.precision import arb_to_mpf, precision, tolerance
 from ...core.results import VouchedResult, provenance
 from ...hermite.activation import Activation
 from ...hermite.evaluate import as_arb
@@ -129,9 +129,11 @@ def cge_values(student, r, c, kappa, *, dps: int | None = None) -> CGEValues:
         kappa = np.array([to_float(k, "kappa") for k in np.atleast_1d(np.asarray(kappa, dtype=object))])
         r, c = to_float(r, "r"), to_float(c, "c")
     vals = [cge_coeffs(student, r, c, kappa, dps=dps, level=lev) for lev in (0, 1)]
-    # the rounding of values computed with dps + guard digits: a term 5 digits below those asked (the guard
-    # digits, less a margin of 5 for the arithmetic of (15) and the conversions), so it never decides the error
-    rnd = 1e-15 if dps is None else 10.0 ** -(dps + 5)
+    rnd = 1e-15
+    if dps is not None:
+        with precision(dps):
+            rnd = tolerance(5, float, why="the rounding of values computed with guard digits: a term 5 digits below "
+                            "those asked (the guard digits, less 5 for the arithmetic of (15) and the conversions)")
     errors = {}
     for name, a, b in zip(("mu0", "mu1", "mustar2"), vals[0], vals[1]):
         errors[name] = [float(abs(x1 - x0)) + rnd * max(1.0, abs(float(x1))) for x0, x1 in

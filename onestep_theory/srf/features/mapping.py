@@ -93,6 +93,7 @@ def _checked(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
                      + 10.0 ** -(asked + 4) * max(1.0, abs(float(getattr(lo, k))))   # the values' rounding, D + 4
                      for k in keys}
     lo.dps = asked
+    lo.provenance = dict(lo.provenance, dps=asked)      # the digits asked; working_dps: the values' working precision
     return lo
 
 
@@ -175,7 +176,7 @@ def _values(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
                      alpha0=a0, eta=et, noise_var=dv, c_formula=c_formula, dps=dps,
                      provenance=provenance(dps=dps, method="closed form",
                                            references=["[CPDKLZL24] Result 3.1, eqs. (9)-(12)",
-                                                       "docs/theory/srf-theory.md §2"]))
+                                                       "docs/theory/srf-theory.md §2"], working_dps=working_digits()))
 
 
 @cached_at_precision(maxsize=64)

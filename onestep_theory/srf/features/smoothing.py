@@ -29,7 +29,7 @@ import sympy as sp
 
 from ...core.caches import cached, cached_at_precision, disk_cached
 from ...core.errors import InvalidParameterError
-from ...core.precision import arb_to_mpf, mpf_to_arb, precision, workdps, working_digits
+from ...core.precision import arb_to_mpf, mpf_to_arb, past_asked, precision, workdps, working_digits
 from ...hermite.activation import Activation
 from ...hermite.evaluate import arb_callable, arb_callable_n, as_arb
 from ...hermite.expressions import breakpoints, pieces, x
@@ -134,9 +134,10 @@ def smooth(act, a, s, *, backend: str | None = None, nodes: int = 61, dps: int |
         raise InvalidParameterError("backend", backend, "'exact' or 'panels' for a kinked function (docs/theory/hermite.md §5.5)")
     if dps is not None:
         with precision(dps):             # the boundary: Arb and mpmath at dps + guard digits
-            # the rule's accuracy (a target, not a precision): 3 digits past those asked, so that its
-            # discretisation error stays below the last digit asked (docs/theory/numerics.md §3)
-            res = _smooth_arb(act, a, s, backend, digits if digits is not None else dps + 3, level, nodes)
+            if digits is None:          # the rule's accuracy (a target, not a precision)
+                digits = past_asked(3, why="the rule's discretisation error below the last digit asked "
+                                    "(docs/theory/numerics.md §3)")
+            res = _smooth_arb(act, a, s, backend, digits, level, nodes)
             return tuple(_to_mpf_array(v) for v in res)
     a = np.asarray(a, dtype=float)
     s = float(s)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import to_exact, to_mpf
-from ...core.precision import EPS64, Target, asked_digits, error_of, refine, working_digits
+from ...core.precision import EPS64, Target, asked_digits, error_of, refine, ulps
 from ...core.results import VouchedResult, provenance
 from ..features.kappa import GroupSetup, group_setup
 from ..single.saddle import DomainError
@@ -184,15 +184,14 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
     if dps is None:
         o, target, unit, tol_step, steps = of, tol, EPS64, 1e-15, 8
     else:
-        wd = working_digits()                   # set by the caller's boundary, precision(D)
         al, be, la, nv = (to_mpf(to_exact(inputs[k], k)) for k in ("alpha", "beta", "lam", "noise_var"))
         o = KGroupData(al, be, la, nv, np.array([to_mpf(to_exact(f)) for f in fractions], dtype=object),
                        np.array([c if isinstance(c, mpmath.mpf) else to_mpf(to_exact(c)) for c in cs], dtype=object))
         x = np.array([mpmath.mpf(float(v)) for v in x], dtype=object)
-        # the rounding unit one digit above the working precision's (the map's sums over the κ nodes), Newton's
-        # step tolerance three above it (as srf_solve's polish: docs/theory/numerics.md §5)
-        target, unit = 10.0 ** -dps, 10.0 ** -(wd - 1)
-        tol_step, steps = mpmath.mpf(10) ** -(wd - 3), 40
+        # the working precision: set by the caller's boundary, precision(D) (docs/theory/numerics.md §5)
+        target = 10.0 ** -dps
+        unit = ulps(1, float, why="the rounding unit: the map's sums over the κ nodes cost one digit")
+        tol_step, steps = ulps(3, why="Newton's step tolerance: 1000 ulps, as srf_solve's polish"), 40
     Jm = None if dps is None else np.array([[mpmath.mpf(float(v)) for v in row] for row in Jg_inv], dtype=object)
 
     def step(lev, prev):

@@ -23,7 +23,7 @@ import sympy as sp
 
 from ...core.errors import ConvergenceError
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import Target, asked_digits, error_of, precision, refine, refined, working_digits
+from ...core.precision import Target, asked_digits, error_of, past_asked, precision, refine, refined, ulps
 from ...hermite.activation import Activation
 from ...hermite.expressions import breakpoints, x
 from ..features.kappa import srf_setup
@@ -49,7 +49,7 @@ def bounds_on_rule(S, norm2, extension: bool, dmu=None):
     w, mu0, mu1, h, h1, k = S.w, S.mu0, S.mu1, S.h, S.h1, S.kappa
     sqrt = mpmath.sqrt if S.mp else math.sqrt
     dot = (lambda f, g: w @ (f * g))
-    eps_dep = mpmath.mpf(10) ** (-(mpmath.mp.dps - 5)) if S.mp else 1e-24
+    eps_dep = ulps(5, why="a direction's norm below 10^5 ulps of the largest: rounding noise") if S.mp else 1e-24
     basis = (mu0, k * mu1)
     dbasis = None if dmu is None else (dmu[0], None if dmu[1] is None else k * dmu[1])
     norms = [dot(v, v) for v in basis]
@@ -196,11 +196,11 @@ def _refined(student, teacher, r, c, gamma, mp, target, direction, gtol, cheap, 
     t = Activation.from_any(teacher, "teacher")
     ext = float(gamma) < 1
     gtol = math.inf if gtol is None else float(gtol)
-    dps = asked_digits() - extra if mp else None        # the digits asked at the boundary
-    wd = working_digits() if mp else None
+    # the digits asked at the boundary: the ambient ones less the ``extra`` the caller raised them by
+    dps = past_asked(-extra, why="the boundary's digits, below the refinement for (27)") if mp else None
     # the rules' accuracy: 16 digits in float64, else two digits below the last one asked (the change between two
     # levels, the error estimate, is not swamped by their own discretisation error: docs/theory/numerics.md §3)
-    digits = 16 if dps is None else dps + 2
+    digits = 16 if dps is None else past_asked(2 - extra, why="the rules' accuracy: 2 digits past the boundary's")
     if dps is None:
         norm2 = float(t.second_moment(20))
     else:
@@ -224,7 +224,8 @@ def _refined(student, teacher, r, c, gamma, mp, target, direction, gtol, cheap, 
         need = 2 * math.ceil(math.log10(amp)) if amp > 10 else 0
         if vals is None:                    # ill-conditioned beyond these digits: at least one more
             need = max(need, extra + 1)
-        if dps + need > MAX_SRF_DPS + 60:
+        if past_asked(need - extra, why="the digits asked at the retry: need more than the boundary's") > \
+                MAX_SRF_DPS + 60:
             raise ConvergenceError(f"bound (27): the orthogonalisation loses {math.log10(amp):.0f} digits at "
                                    f"these parameters (r too small); {dps} digits are out of reach")
         if need > extra:
@@ -236,7 +237,7 @@ def _refined(student, teacher, r, c, gamma, mp, target, direction, gtol, cheap, 
         return vals, None, (None if sl is None else sl[:2]), None
     # rounding: the unit roundoff, amplified for (27) by the orthogonalisation (ill-conditioned at small r); of the
     # slopes, a weighted sum over N nodes: 4 u log2(N) (float64), or the working precision
-    rnd = 1e-14 if dps is None else 10.0 ** -(wd - 2)
+    rnd = 1e-14 if dps is None else ulps(2, float, why="the rounding of the rule's weighted sums: 100 ulps")
 
     def estimate(coarse, fine):
         (vals, amp, sl, n), (prev, _, psl, _) = fine, coarse

@@ -24,7 +24,7 @@ import numpy as np
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, float_in, to_exact, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import EPS64, Target, asked_digits, precision, refine, working_digits
+from ...core.precision import EPS64, Target, asked_digits, precision, refine, ulps, working_digits
 from ...core.results import digits_of, provenance
 from ...hermite.activation import Activation
 from ...hermite.expressions import breakpoints
@@ -266,9 +266,8 @@ def _refine(p: _Problem, fl: _Float, o, mp: bool):
     Each level: ``(level, rule, state, values, solver errors, evaluations)``."""
     wd = working_digits() if mp else None
     unit = EPS64 if wd is None else 10.0 ** -wd
-    # mpmath: Newton stops when its step is 3 digits above the working precision's unit, the rounding of the
-    # map's sums over the κ nodes (docs/theory/numerics.md §5)
-    tol, steps = (1e-15, 8) if wd is None else (mpmath.mpf(10) ** -(wd - 3), 40)
+    # mpmath: Newton stops when its step is 3 digits above the working precision's unit (docs/theory/numerics.md §5)
+    tol, steps = (1e-15, 8) if wd is None else (ulps(3, why="the rounding of the map's sums over the κ nodes"), 40)
     x0 = fl.x if wd is None else [mpmath.mpf(v) for v in fl.x]
     notebook = p.opt.convergence == "notebook"
 

@@ -20,6 +20,7 @@ import numpy as np
 from scipy.optimize import root
 
 from ...core.errors import ConvergenceError
+from ...core.precision import ulps
 from .saddle import HATS, ORDER, DomainError, fp_map, general_extras, is_valid
 
 __all__ = ["iterate", "jacobian", "solve_float", "polish", "mp_solver_error", "solve_packed", "packed_jacobian",
@@ -217,10 +218,10 @@ def polish(x, S, o, Jinv, *, tol, max_steps):
 
 
 def mp_solver_error(vals, last, x) -> dict:
-    """Solver error of an mpmath polish: the last correction (relative size, at least one unit
-    of the working precision) applied to every quantity (they depend smoothly on the state)."""
+    """Solver error of an mpmath polish: the last correction (relative size, at least 100 units of
+    the working precision's last digit) applied to every quantity (they depend smoothly on the state)."""
     rel = max(float(d) / max(1.0, abs(float(v))) for d, v in zip(last, x))
-    rel = max(rel, 10.0 ** -(mpmath.mp.dps - 2))
+    rel = max(rel, ulps(2, float, why="a correction below the rounding of the map's sums (100 ulps) is not resolved"))
     out = {k: rel * max(1.0, abs(float(v))) for k, v in vals.items()}
     out.update({k: float(d) for k, d in zip(ORDER, last)})
     return out

@@ -26,7 +26,7 @@ import numpy as np
 from ...core.caches import cached, cached_at_precision
 from ...core.errors import ConvergenceError
 from ...core.exact import to_exact, to_float, to_mpf
-from ...core.precision import arb_to_mpf, asked_digits, mpf_to_arb, working_digits
+from ...core.precision import arb_to_mpf, mpf_to_arb, past_asked, ulps, working_digits
 from ...hermite.activation import Activation
 from ...hermite.quadrature import normal_rule
 from ..features.cge import cge_arb, cge_coeffs
@@ -56,9 +56,9 @@ def moments_arb(act, r, c, level):
     change between two levels (the error estimate) is not swamped by their own discretisation error
     (docs/theory/numerics.md §3)."""
     hard, soft, hmax = kappa_features(act, None, float(r), float(c), 0.0)
-    rule = normal_rule(hard, soft, digits=asked_digits() + 2, level=level, hmax=hmax, arb=True)
-    m0, m1, ms = cge_arb(act, mpf_to_arb(r), mpf_to_arb(c), list(rule.nodes), level=level,
-                         digits=asked_digits() + 2)
+    digits = past_asked(2, why="the rules' accuracy: the change between levels above their discretisation")
+    rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax, arb=True)
+    m0, m1, ms = cge_arb(act, mpf_to_arb(r), mpf_to_arb(c), list(rule.nodes), level=level, digits=digits)
     conv = (lambda arr: np.array([arb_to_mpf(v) for v in arr], dtype=object))
     mu1 = conv(m1)
     return conv(rule.weights), conv(m0), mu1 * mu1, conv(ms)
@@ -315,7 +315,7 @@ def polish_edge(V1, V2, x, M, a, be, c):
     rounding); converged at 10^-(wd-3) (1000 ulps).  Returns ``(x, V1, V2, step)``."""
     V1, V2, x = mpmath.mpf(V1), mpmath.mpf(V2), mpmath.mpf(x)
     wd = working_digits()
-    tol, last = mpmath.mpf(10) ** -(wd - 3), mpmath.inf
+    tol, last = ulps(3, why="Newton on the fold converged at 1000 ulps"), mpmath.inf
     for _ in range(30):
         F1, F2, J11, J12, J21, J22 = system(V1, V2, x, M, a, be, c)[:6]
         det = J11 * J22 - J12 * J21
@@ -340,7 +340,7 @@ def polish_point(V1, V2, x, M, a, be, c):
     converged at 10^-(wd-3) (1000 ulps).  Returns ``(V1, V2, last step, ||J^-1||, size)``; raises if the root leaves
     :math:`\mathrm{Im}V_2>0`."""
     V1, V2 = mpmath.mpc(V1), mpmath.mpc(V2)
-    tol, last = mpmath.mpf(10) ** -(working_digits() - 3), mpmath.inf
+    tol, last = ulps(3, why="Newton at z = x converged at 1000 ulps"), mpmath.inf
     for _ in range(40):
         d1, d2, _ = _step(system(V1, V2, x, M, a, be, c))
         V1, V2 = V1 + d1, V2 + d2
