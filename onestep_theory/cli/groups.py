@@ -151,7 +151,7 @@ def _run_tau_star(args):
              f"teacher {args.teacher}",
              f"tau*   = {d['tau']}   +/- {d['errors']['tau']}{ex(d['tau_exact'])}",
              f"kappa* = {d['kappa']}   +/- {d['errors']['kappa']}{ex(d['kappa_exact'])}",
-             f"kernel lower bound ||P_>1 f*||^2 = {d['kernel_bound']};  Thm. 7 beats kernels (bound > 10 tau*): "
+             f"kernel lower bound ||P_>1 f*||^2 = {d['kernel_bound']}   +/- {d['errors']['kernel_bound']};  Thm. 7 beats kernels (bound > 10 tau*): "
              f"{d['beats_kernel']}",
              "in this package's convention: a neuron with spike r_eff = kappa* at c = 1 (a readout group u* = kappa*/r)",
              (f"eta*   = {d['eta_star']}   +/- {d['errors']['eta_star']}{ex(d['eta_exact'])}   (the learning rate of "
