@@ -10,6 +10,7 @@ the CLI is made on the PRINTED text: |printed - truth| <= printed error.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 
 from onestep_theory.cli import main
 from onestep_theory.core.errors import ConvergenceError
+from onestep_theory.core.precision import asked_digits, precision
 from onestep_theory.core.search import certified_argmin, differences
 
 ETA_ERFX = "3*sqrt(3)*pi/4"      # erf(x): r = sqrt 3 at eta = sqrt(3)/mu1^2, mu1 = 2/sqrt(3 pi)
@@ -58,16 +60,20 @@ def test_zero_minimum_value_is_no_problem(dps):
     """f = (x - pi/3)^2 has minimum value 0; its argmin comes with an error that contains pi/3, to dps digits."""
     ref = truth("pi/3")
 
-    def val(t, d):
-        with mpmath.workdps((d or 15) + 10):
-            return (t - (ref if d else float(ref))) ** 2, 0.0 if d is None else mpmath.mpf(10) ** -(d + 8)
+    def val(t, mp):         # at the ambient precision (dps + 10 digits): rounding below 10^-(dps + 8)
+        if not mp:
+            return (t - float(ref)) ** 2, 0.0
+        return (t - ref) ** 2, mpmath.mpf(10) ** -(asked_digits() + 8)
 
-    def der(t, d, gtol):
-        with mpmath.workdps((d or 15) + 10):
-            return 2 * (t - (ref if d else float(ref))), (4e-16 if d is None else mpmath.mpf(10) ** -(d + 8))
+    def der(t, mp, gtol):
+        if not mp:
+            return 2 * (t - float(ref)), 4e-16
+        return 2 * (t - ref), mpmath.mpf(10) ** -(asked_digits() + 8)
 
-    m = certified_argmin(lambda t: float(val(t, None)[0]), der, val, 0.0 if dps is None else mpmath.mpf(0),
-                         2.0 if dps is None else mpmath.mpf(2), dps=dps)
+    with precision(dps) if dps is not None else contextlib.nullcontext():      # the boundary sets the precision
+        m = certified_argmin(lambda t: float(val(t, False)[0]), der, val, 0.0 if dps is None else mpmath.mpf(0),
+                             2.0 if dps is None else mpmath.mpf(2), mp=dps is not None)
+    assert m.dps == dps
     with mpmath.workdps(70):
         assert abs(m.x - ref) <= m.errors["x"]
         assert m.digits["x"] >= (dps or 15) and m.order == 1
@@ -78,43 +84,43 @@ def test_a_biased_derivative_is_bracketed_by_its_error():
     """The derivative carries a bias up to its stated error: the certified interval still contains the root."""
     x0 = 0.7123456789
 
-    def der(t, d, gtol):
+    def der(t, mp, gtol):
         return 3 * (t - x0) + 1e-9 * (1 + t * t), 1e-9 * (1 + t * t) * 1.01
 
-    m = certified_argmin(lambda t: 1.5 * (t - x0) ** 2, der, lambda t, d: (1.5 * (t - x0) ** 2, 1e-15), -1.0, 3.0)
+    m = certified_argmin(lambda t: 1.5 * (t - x0) ** 2, der, lambda t, mp: (1.5 * (t - x0) ** 2, 1e-15), -1.0, 3.0)
     assert abs(m.x - x0) <= m.errors["x"] and m.errors["x"] < 1e-8
 
 
 def test_flat_minimum_is_reported_with_its_order():
     """f = (x - 1.3)^4: f' ~ (x - x*)^3, the argmin is determined to ~1/3 of the derivative's digits, and said."""
     x0 = 1.3
-    m = certified_argmin(lambda t: (t - x0) ** 4, lambda t, d, g: (4 * (t - x0) ** 3, 1e-15),
-                         lambda t, d: ((t - x0) ** 4, 1e-16), 0.0, 4.0)
+    m = certified_argmin(lambda t: (t - x0) ** 4, lambda t, mp, g: (4 * (t - x0) ** 3, 1e-15),
+                         lambda t, mp: ((t - x0) ** 4, 1e-16), 0.0, 4.0)
     assert m.order == 3 and abs(m.x - x0) <= m.errors["x"] < 1e-4
 
 
 def test_minimum_at_the_end_and_differences():
     """A decreasing function: the minimiser is the end (error 0).  Central differences from values with ABSOLUTE
     errors at a zero minimum (cosh(x - 1) - 1) still contain the argmin."""
-    m = certified_argmin(lambda t: -t, lambda t, d, g: (-1.0, 1e-15), lambda t, d: (-t, 1e-16), 0.0, 2.0)
+    m = certified_argmin(lambda t: -t, lambda t, mp, g: (-1.0, 1e-15), lambda t, mp: (-t, 1e-16), 0.0, 2.0)
     assert m.at_end and m.x == 2.0 and m.errors["x"] == 0
 
     import math
 
-    def val(t, d):
+    def val(t, mp):
         return math.cosh(t - 1.0) - 1.0, 1e-13
 
-    m = certified_argmin(lambda t: val(t, None)[0], differences(val), val, -2.0, 5.0)
+    m = certified_argmin(lambda t: val(t, False)[0], differences(val), val, -2.0, 5.0)
     assert abs(m.x - 1.0) <= m.errors["x"] < 1e-3
 
 
 def test_constant_and_inconsistent_functions():
     """f constant within its errors: every point minimises (the reported error covers the range, order 0); a
     derivative that contradicts the values (no sign change where the grid has an interior minimum) is refused."""
-    m = certified_argmin(lambda t: 0.0, lambda t, d, g: (0.0, 1e-15), lambda t, d: (0.0, 1e-16), 0.0, 1.0)
+    m = certified_argmin(lambda t: 0.0, lambda t, mp, g: (0.0, 1e-15), lambda t, mp: (0.0, 1e-16), 0.0, 1.0)
     assert m.order == 0 and abs(0.0 - m.x) <= m.errors["x"] and abs(1.0 - m.x) <= m.errors["x"]
     with pytest.raises(ConvergenceError):
-        certified_argmin(lambda t: (t - 1) ** 2, lambda t, d, g: (1.0, 1e-15), lambda t, d: ((t - 1) ** 2, 1e-16),
+        certified_argmin(lambda t: (t - 1) ** 2, lambda t, mp, g: (1.0, 1e-15), lambda t, mp: ((t - 1) ** 2, 1e-16),
                          0.0, 2.0)
 
 

@@ -140,8 +140,8 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
         # (28): the certified argmin (docs/theory/numerics.md §9), derivative by differences of the refined values
         best, out, errs = [], [], {}
         for j, key in enumerate(("upper", "lower")):
-            m = certified_argmin(lambda e, j=j: val(e, j), differences(lambda e, d, j=j: refined(e, j)),
-                                 lambda e, d, j=j: refined(e, j), 0.0, em)
+            m = certified_argmin(lambda e, j=j: val(e, j), differences(lambda e, mp, j=j: refined(e, j)),
+                                 lambda e, mp, j=j: refined(e, j), 0.0, em)         # float64 (mp False)
             best.append(m.x)
             out.append(m.value)
             errs[key], errs["eta_" + key] = m.errors["value"], m.errors["x"]

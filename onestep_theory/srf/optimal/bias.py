@@ -64,7 +64,7 @@ def trained_bias(student, teacher, *, alpha, beta, lam, r, c, gamma, bias_max=3)
         raise InvalidParameterError("bias_max", bias_max, "a real number in (0, 20]")
     kw = dict(alpha=alpha, beta=beta, lam=lam, r=r, c=c, gamma=gamma)
 
-    def obj(t, d=None):
+    def obj(t, mp=False):                   # float64 only (the search is called without mp)
         v, e, _ = training_objective(student, teacher, float(t), **kw)
         return v, e
 

@@ -11,6 +11,7 @@ derivative of a bound along η̃ is analytic (:mod:`~onestep_theory.srf.optimal.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import mpmath
@@ -39,37 +40,45 @@ def eta_line(student, teacher, alpha0, noise_var, c_formula, strict_odd, mp: boo
     return (A, B, g) if mp else (float(A), float(B), float(g))
 
 
-def _search(student, teacher, point, direction, which, lo, hi, dps, target, xscale, progress, method):
-    """The certified argmin of bound ``which`` (0: upper (26), 1: lower (27)) along ``point(x) -> (σ, r, c, γ)``;
-    ``dps``: the digits asked of :func:`~onestep_theory.core.search.certified_argmin` (the boundary of the search,
-    whose callbacks ``point``, ``value``, ``deriv`` take the digits asked: docs/theory/numerics.md §9)."""
+def _search(student, teacher, point, direction, which, lo, hi, mp, target, xscale, progress, method):
+    """The certified argmin of bound ``which`` (0: upper (26), 1: lower (27)) along ``point(x, mp) -> (σ, r, c, γ)``
+    by :func:`~onestep_theory.core.search.certified_argmin`: float64, or (``mp``) polished at the ambient precision
+    of the caller's boundary, to the digits asked there, D; the callbacks ``point``, ``direction``, ``value``,
+    ``deriv`` compute at the ambient precision (a central difference raises it: docs/theory/numerics.md §9).
+    ``target``: the bounds' relative target at D digits (the values of the differences, asked more digits, are
+    refined to those)."""
     t = Activation.from_any(teacher, "teacher")
     norm2 = float(t.second_moment(20))
+    asked = asked_digits() if mp else None
+
+    def at(mp):             # refined_bounds' digits asked (its boundary: those of the ambient) and target: the
+        now = asked_digits() if mp else None        # search's; 1e-10 in a float64 stage of a search at D digits
+        return now, target if now == asked else 1e-10 if now is None else 10.0 ** -now
 
     def scan(xf):
-        s, r, c, g = point(xf, None)
+        s, r, c, g = point(xf, False)
         try:
             S = srf_setup(s, t, r, c, g, digits=16, level=0)
             return bounds_on_rule(S, norm2, g < 1)[which]
         except ConvergenceError:        # r > 0 too small for float64 (η̃ -> 0): not a candidate of the scan
             return math.inf
 
-    def value(xv, d):
-        s, r, c, g = point(xv, d)
-        vals, errs, _, _ = refined_bounds(s, t, r, c, g, d, target if d == dps else 10.0 ** -(d or 10),
-                                          which=(which,))
+    def value(xv, mp):
+        s, r, c, g = point(xv, mp)
+        vals, errs, _, _ = refined_bounds(s, t, r, c, g, *at(mp), which=(which,))
         return vals[which], errs[which]
 
-    def analytic(xv, d, gtol):
-        s, r, c, g = point(xv, d)
-        vals, errs, sl, serrs = refined_bounds(s, t, r, c, g, d, target if d == dps else 10.0 ** -(d or 10),
-                                               direction=direction(xv, d), gtol=gtol, cheap=gtol is None,
-                                               which=(which,))
+    def analytic(xv, mp, gtol):
+        s, r, c, g = point(xv, mp)
+        vals, errs, sl, serrs = refined_bounds(s, t, r, c, g, *at(mp), direction=direction(xv, mp), gtol=gtol,
+                                               cheap=gtol is None, which=(which,))
         return sl[which], (None if serrs is None else serrs[which])
 
-    deriv = analytic if smooth_enough(point(lo, None)[0]) else differences(value, xscale=xscale)
-    ftol = None if dps is None else 10.0 ** -(dps + 2) * norm2      # the bounds' absolute criterion, with margin
-    return certified_argmin(scan, deriv, value, lo, hi, dps=dps, xscale=xscale, ftol=ftol, progress=progress,
+    deriv = analytic if smooth_enough(point(lo, False)[0]) else differences(value, xscale=xscale)
+    # the minimum value's absolute error wanted: the bounds' absolute criterion (10^-D of ||sigma*||^2), with a
+    # margin of two digits
+    ftol = None if asked is None else 10.0 ** -(asked + 2) * norm2
+    return certified_argmin(scan, deriv, value, lo, hi, mp=mp, xscale=xscale, ftol=ftol, progress=progress,
                             method=method)
 
 
@@ -86,23 +95,26 @@ def eta_optimum(student, teacher, which, *, alpha0="inf", noise_var=0, eta_max=1
         A, B, g = eta_line(student, teacher, alpha0, noise_var, c_formula, strict_odd, dps is not None)
     s = Activation.from_any(student, "student")
 
-    def point(e, d):
-        if d is None:
+    def point(e, mp):
+        if not mp:          # a float64 stage (of a search at dps: A, B are mpf, at float64's 53 bits there)
             e = float(e)
             return s, e * A, 1 + e * e * B, g
-        with precision(d), refined(10, why="r, c are inputs of the bounds computed at d digits: 10 digits more "
-                                            "keep their rounding out of the values"):
+        with refined(10, why="r, c are inputs of the bounds computed at the ambient precision: 10 digits more keep "
+                             "their rounding out of the values"):
             e = mpmath.mpf(e)
             return s, e * A, 1 + e * e * B, g
 
-    def direction(e, d):
-        return (A, 0, 2 * float(e) * B) if d is None else (A, 0, 2 * e * B)
+    def direction(e, mp):
+        return (A, 0, 2 * e * B) if mp else (A, 0, 2 * float(e) * B)
 
     lo, hi = (0.0, float(eta_max)) if dps is None else (mpmath.mpf(0), mpmath.mpf(binary_exact(eta_max)))
     method = ("(28): grid over eta, certified bracket of the bound's eta-derivative (analytic through Result 3.1, "
               "or central differences for a kinked student), brentq, secant at dps, certified interval")
     try:
-        found = _search(s, teacher, point, direction, which, lo, hi, dps, target, 1.0, progress, method)
+        # the search's boundary: the digits asked (float64 without dps: the float64 search runs at the caller's)
+        with precision(dps) if dps is not None else contextlib.nullcontext():
+            found = _search(s, teacher, point, direction, which, lo, hi, dps is not None, target, 1.0, progress,
+                            method)
     except InvalidParameterError as exc:
         if exc.param != "quadrature":
             raise
@@ -118,11 +130,11 @@ def bias_optimum(student, teacher, *, r, c, gamma, bias_max, progress=None):
     (r, c, γ) (docs/theory/srf-theory.md §4.9), float64, as an :class:`~onestep_theory.core.search.Argmin`."""
     s = Activation.from_any(student, "student")
 
-    def point(b, d):
+    def point(b, mp):
         return s.shifted(binary_exact(float(b))), r, c, gamma
 
     method = "(27) of sigma(. + b): grid over b, certified bracket of d(27)/db, brentq, certified interval"
-    return _search(s, teacher, point, lambda b, d: (0, 1, 0), 1, -float(bias_max), float(bias_max), None, 1e-10,
+    return _search(s, teacher, point, lambda b, mp: (0, 1, 0), 1, -float(bias_max), float(bias_max), False, 1e-10,
                    1.0, progress, method)
 
 
