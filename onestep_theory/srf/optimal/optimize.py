@@ -19,7 +19,7 @@ import sympy as sp
 
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import binary_exact
-from ...core.precision import asked_digits, precision, refined
+from ...core.precision import asked_digits, past_asked, precision, refined, tolerance
 from ...core.search import certified_argmin, differences
 from ...hermite.activation import Activation
 from ..features.kappa import srf_setup
@@ -77,7 +77,7 @@ def _search(student, teacher, point, direction, which, lo, hi, mp, target, xscal
     deriv = analytic if smooth_enough(point(lo, False)[0]) else differences(value, xscale=xscale)
     # the minimum value's absolute error wanted: the bounds' absolute criterion (10^-D of ||sigma*||^2), with a
     # margin of two digits
-    ftol = None if asked is None else 10.0 ** -(asked + 2) * norm2
+    ftol = None if asked is None else norm2 * tolerance(2, float, why="the bounds' absolute criterion, 2 digits of margin")
     return certified_argmin(scan, deriv, value, lo, hi, mp=mp, xscale=xscale, ftol=ftol, progress=progress,
                             method=method)
 
@@ -156,13 +156,14 @@ def eta_of_kappa(student, teacher, kappa, kappa_err, kappa_exact=None, dps=None)
         if not (den != 0 and mpmath.isfinite(kappa) and kappa / den >= 0):
             return None, None, None
         eta = mpmath.mpf(kappa) / den
-        err = float(kappa_err) / float(abs(den)) + float(abs(eta)) * 10.0 ** -(d - 2)
+        rnd = tolerance(-2, float, why="the rounding of mu1, mu1*: 100 units of the last digit asked of them")
+        err = float(kappa_err) / float(abs(den)) + float(abs(eta)) * rnd
         exact = None
         m1, m1s = s.coeff_exact(1), t.coeff_exact(1)
         if kappa_exact is not None and m1 is not None and m1s is not None and m1 * m1s != 0:
             exact = sp.simplify(kappa_exact / (m1 * m1s))
-            eta = mpmath.mpf(sp.N(exact, d + 5))
-            err = float(abs(eta)) * 10.0 ** -(d - 2)
+            eta = mpmath.mpf(sp.N(exact, past_asked(5, why="SymPy's digits: 5 beyond, then rounded once")))
+            err = float(abs(eta)) * rnd
     if dps is None:                     # rounded to float64: half an ulp, counted
         return float(eta), err + abs(float(eta)) * 2.0 ** -52, exact
     return eta, err, exact
