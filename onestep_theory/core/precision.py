@@ -7,7 +7,9 @@ context, both restored on exit, so no global precision ever leaks.  Everything b
 no precision argument: it computes at the ambient precision (:func:`working_digits`), and reads the digits
 asked with :func:`asked_digits`.  An inner routine that needs more raises the precision locally with
 :func:`refined`, which names its reason: the second evaluation that estimates an error (``REFINE_DIGITS``
-more digits), a cancellation, a root finder's extra precision.  ``GUARD_DIGITS`` is used here only.
+more digits), a cancellation, a root finder's extra precision.  ``GUARD_DIGITS`` is used here only.  A tolerance
+or a digit count that is not a precision is :func:`tolerance` (``10^-(D + k)``), :func:`ulps` (``10^-(W - k)``) or
+:func:`past_asked` (``D + k``), each with the reason for ``k``: no ``dps ± k`` arithmetic is written elsewhere.
 
 The split between the two libraries (docs/theory/numerics.md §2): Arb evaluates the integrands of
 Gaussian expectations (elementary functions on ball arithmetic, about 5x faster than mpmath per
