@@ -55,6 +55,24 @@ def test_tau_star_prints_the_kernel_bound_with_its_error(capsys, act, dps):
         assert abs(v - truth(ETA[act])) <= e and e <= mpmath.mpf(10) ** (1 - (dps or 14)), (v, e)
 
 
+@pytest.mark.parametrize("dps", [None, 30])
+def test_tau_star_json_limits_carry_errors(capsys, dps):
+    """tau-star --json printed tau's limits kappa -> +-inf with 17 digits and no error: now each has its error, and
+    value +/- error contains E(erf(xi) -+ sign(xi))^2 by mpmath quadrature at 50 digits."""
+    import json
+
+    rc, out, err = run(capsys, "tau-star", "--student", "erf(x)", "--teacher", "erf(x)", "--json",
+                       *(["--dps", dps] if dps else []))
+    assert rc == 0, err
+    d = json.loads(out)
+    with mpmath.workdps(50):
+        for side, sg in (("+inf", 1), ("-inf", -1)):
+            ref = mpmath.quad(lambda x: (mpmath.erf(x) - sg * mpmath.sign(x)) ** 2 * mpmath.npdf(x),
+                              [-mpmath.inf, 0, mpmath.inf])
+            v, e = mpmath.mpf(d["limits"][side]), mpmath.mpf(d["errors"]["limits"][side])
+            assert abs(v - ref) <= e < mpmath.mpf(10) ** -((dps or 15) - 1) * ref, (side, v, e, ref)
+
+
 @pytest.mark.parametrize("act", ["erf(x)", "erf"])
 def test_bounds_at_the_optimum_float64_print_zero(capsys, act):
     """`bounds --eta eta*` without --dps printed a negative upper bound (-1e-16 +/- 1e-14): both bounds now print

@@ -273,7 +273,7 @@ def test_kernel_bound_erf_closed_form():
 
 def test_serialisation():
     d = json.loads(result("tanh", "sin").to_json())
-    assert set(d["errors"]) == {"tau", "kappa", "kernel_bound", "eta_star"}
+    assert set(d["errors"]) == {"tau", "kappa", "kernel_bound", "limits", "eta_star"}
     assert "[BES+22]" in d["provenance"]["references"][0]
     assert json.loads(tau_star("tanh", "sign").to_json())["kappa"] in ("inf", "+inf")
 

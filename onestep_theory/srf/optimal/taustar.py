@@ -350,6 +350,7 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
     vals, bracket = _grid_search(s, br, km)
     with precision(dps or 15):
         limits = {"+inf": _limit_tau(s, t, 1, dps is not None), "-inf": _limit_tau(s, t, -1, dps is not None)}
+        ulp = 2.0 ** -(mpmath.mp.prec if dps else 53)     # an exact limit rounded to the working precision
     side = min((k for k in limits if limits[k] is not None), key=lambda k: float(limits[k][0]), default=None)
     if side is not None and float(limits[side][0]) <= min(vals):      # the infimum is the limit κ -> ±∞
         (tau, err_t, ex), sg = limits[side], (1 if side == "+inf" else -1)
@@ -374,7 +375,8 @@ def tau_star(student, teacher, *, dps: int | None = None, kappa_max=50) -> TauSt
             with precision(dps):
                 kap, tau, err_k, err_t = _minimise(s, br, bracket, True, start=kap)
     exact = {"tau": tau_ex, "kappa": kap_ex}
-    errors = {"tau": float(err_t), "kappa": float(err_k), "kernel_bound": kb_err}
+    errors = {"tau": float(err_t), "kappa": float(err_k), "kernel_bound": kb_err, "limits": {k: None if v is None else
+              float(v[1]) + (abs(float(v[0])) * ulp if math.isfinite(v[0]) else 0.0) for k, v in limits.items()}}
     # a proved value, or one with no error at all (an exact limit, κ = ±∞), carries every digit asked for
     digits = {n: (dps or 17) if exact[n] is not None or errors[n] == 0 else digits_of(v, errors[n])
               for n, v in (("tau", tau), ("kappa", kap))}
