@@ -336,7 +336,8 @@ def _split_list(text) -> tuple:
 
 def float_list(text):
     """Parse ``"0.1"``, ``"0.1,0.5,1"`` or ``"start:stop:num"`` (inclusive, linear) into finite floats."""
-    bad = f"expected a number, a list 'a,b,c' or a range 'start:stop:num' (num in [1, {MAX_GRID}]), got {text!r}"
+    shown = repr(text) if len(text) <= 80 else f"{text[:40]!r}...{text[-20:]!r} ({text.count(',') + 1} entries)"
+    bad = f"expected a number, a list 'a,b,c' or a range 'start:stop:num' (num in [1, {MAX_GRID}]), got {shown}"
     try:
         rng, items = _split_list(text)
         if rng is not None:

@@ -55,7 +55,7 @@ def _variants_arg(text):
 
 def _run(args):
     from ..core.errors import InvalidParameterError
-    from ..core.results import write_csv
+    from ..core.results import vouch, write_csv
     from ..study import ResultStore, plan_study, protocol_of, run_study
     from ..study.plot import plot_study
 
@@ -115,7 +115,8 @@ def _run(args):
     if not args.quiet:
         print(f"study: {run['executed']} task(s) run ({run['executor']}), {run['reused']} reused, "
               f"{run['seconds']:.1f} s", file=sys.stderr)
-    lines = [f"finite-size study, {res.protocol}: theory {res.key} = {res.theory:.10g} (+/- {res.theory_error:.1e}); "
+    th_text, th_err = vouch(res.theory, res.theory_error)     # its earned digits (docs/theory/numerics.md §1)
+    lines = [f"finite-size study, {res.protocol}: theory {res.key} = {th_text} (+/- {th_err}); "
              f"{run['executed']} task(s) run ({run['executor']}), {run['reused']} reused from {args.store}"]
     for name, comp in res.comparisons.items():
         what = {"row_norms": "theory corrected for the row norms (docs/theory/srf-theory.md §4.11)",
@@ -136,7 +137,7 @@ def _run(args):
             lines.append(f"    no extrapolation, no verdict: it needs more than {len(args.exponents)} sizes and a "
                          "standard error > 0 at every size")
     lines += [f"note: {n}" for n in res.notes]
-    lines.append(f"(gap and se in units of {res.key}; '% of theory' relative to {res.theory:.10g}; a verdict 'inside' "
+    lines.append(f"(gap and se in units of {res.key}; '% of theory' relative to {th_text}; a verdict 'inside' "
                  f"needs a detectable gap <= --tolerance {args.tolerance:g} %)")
     emit(args, out, "\n".join(lines))
     return 0

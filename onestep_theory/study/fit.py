@@ -152,7 +152,9 @@ def power_verdict(g_inf: float, se: float, nu: float = math.inf, *, dof: int = 1
     show = (lambda x: f"{100 * x / scale:+.2f} %") if rel else (lambda x: f"{x:+.3g}")      # noqa: E731
     size = (lambda x: f"{100 * abs(x / scale):.2g} %") if rel else (lambda x: f"{abs(x):.2g}")  # noqa: E731
     gap = f"g_inf - {name} = {show(g_inf)} +- {size(se).rstrip(' %')}{' %' if rel else ''}"
-    power = f"smallest detectable gap {size(mde)} (95 % confidence, 80 % power{'' if math.isinf(nu) else f', {nu:.3g} dof'})"
+    dofs = "" if math.isinf(nu) else f", {nu:.3g} dof"
+    power = f"smallest detectable gap {size(mde)} (95 % confidence, 80 % power{dofs})"
+    interval = f"95 % interval +- {size(half)}{dofs}"       # t_{0.975, nu} se: what "inside" is measured against
     inside = abs(g_inf) <= half
     powered = rel and mde <= tol * abs(scale)
     if dof == 0:
@@ -164,12 +166,12 @@ def power_verdict(g_inf: float, se: float, nu: float = math.inf, *, dof: int = 1
         text = f"{name} outside the 95 % interval: {gap} ({abs(g_inf) / se:.1f} standard errors); {power}"
     elif powered:
         status = "inside"
-        text = f"{name} inside the 95 % interval: {gap}; {power}, within the tolerance {100 * tol:g} %"
+        text = f"{name} inside the 95 % interval: {gap} ({interval}); {power}, within the tolerance {100 * tol:g} %"
     else:
         status = "underpowered"
-        text = (f"underpowered: {name} inside the 95 % interval ({gap}), but this study could not detect a gap "
-                f"smaller than {size(mde)} (95 % confidence, 80 % power; tolerance {100 * tol:g} %): no evidence of "
-                "agreement")
+        text = (f"underpowered: {name} inside the 95 % interval ({gap}; {interval}), but this study could not "
+                f"detect a gap smaller than {size(mde)} (95 % confidence, 80 % power; tolerance {100 * tol:g} %): no "
+                "evidence of agreement")
     return {"status": status, "verdict": text, "theory_inside": None if dof == 0 else bool(inside),
             "nu": None if math.isinf(nu) else float(nu), "half_width": half, "detectable_gap": mde,
             "scale": float(scale) if rel else None, "g_inf_pct": pct(g_inf), "se_pct": pct(se) and abs(pct(se)),
@@ -220,8 +222,9 @@ def extrapolate(d, gaps, se, exponents=(0.5, 1.0), *, reps=None, scale=None, tol
         nu = 1 / (1 / nu + 1 / dof)
     g_inf, se_inf = float(coef[0]), float(math.sqrt(cov[0, 0]))
     v = power_verdict(g_inf, se_inf, nu, dof=dof, scale=scale, tolerance=tolerance, name=name)
-    if dof == 0:
-        v["verdict"] += (f"; add a size (--d) or fit fewer terms (e.g. --exponents {ex[-1]:g})")
+    if dof == 0:       # fewer terms only where there is one to drop (the constant g_inf stays)
+        v["verdict"] += "; add a size (--d)" + (f" or fit fewer terms (e.g. --exponents {ex[-1]:g})" if len(ex) > 1
+                                                else "")
     return StudyFit(g_inf=g_inf, se=se_inf, coefficients={f"d^-{e:g}": float(c) for e, c in zip(ex, coef[1:])},
                     chi2=c2, dof=dof, p_value=float(stats.chi2.sf(c2, dof)) if dof > 0 else math.nan,
                     inflated=bool(inflate), exponents=ex, sizes=d.astype(int).tolist(), **v,

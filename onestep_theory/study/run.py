@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from ..core.errors import InvalidParameterError, ResourceError
-from ..core.results import Result, provenance
+from ..core.results import Result, provenance, vouch
 from .cluster import dask_available, map_tasks
 from .fit import DEFAULT_TOLERANCE, check_exponents, extrapolate
 from .protocols import protocol_of
@@ -162,6 +162,15 @@ def _check_sizes(protocol, params, d, workers, d_min):
         sizes_spike(d=d, phi=params["phi"], psi=params["psi"], concurrent=concurrent)
 
 
+def _brief(xs):
+    """A list for an error line: in full up to 8 entries, else its ends and its length (a line, not 80 kB)."""
+    try:
+        xs = list(xs)
+    except TypeError:
+        return xs
+    return xs if len(xs) <= 8 else f"[{xs[0]}, {xs[1]}, {xs[2]}, ..., {xs[-1]}] ({len(xs)} entries)"
+
+
 def _ladder(sizes, reps):
     """Sorted distinct sizes and the seeds per size (``reps``: one count for all, or one per size)."""
     try:
@@ -172,7 +181,7 @@ def _ladder(sizes, reps):
     allowed = f"sizes >= 10 (distinct), reps >= 2 (one count, or one per size), at most {MAX_TASKS} tasks"
     if (not counts or len(counts) != len(sizes) or len(set(sizes)) != len(sizes) or min(sizes) < 10
             or not all(isinstance(k, (int, np.integer)) and k >= 2 for k in counts) or sum(counts) > MAX_TASKS):
-        raise InvalidParameterError("sizes, reps", (sizes, reps), allowed)
+        raise InvalidParameterError("sizes, reps", (_brief(sizes), _brief(reps)), allowed)
     per = dict(zip(sizes, (int(k) for k in counts)))
     return sorted(per), per
 
@@ -269,6 +278,7 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     if not (isinstance(max_wait, (int, float)) and 0 <= max_wait < math.inf):
         raise InvalidParameterError("max_wait", max_wait, "seconds >= 0")
     th, th_err = pr.theory(params, key) if theory is None else (float(theory[0]), float(theory[1]))
+    th_err = max(th_err, math.ulp(th) / 2)       # the float64 value's own rounding bounds its error from below
     alt = pr.alternative_theory(params, key) if theory is None else None
     full, params = params, pr.simulation_params(params)       # the tasks do not depend on theory-only options
     own = not isinstance(store, ResultStore)
@@ -363,7 +373,8 @@ def run_study(protocol: str, params: dict, sizes, reps: int, *, key: str | None 
     elif alt:
         what = ("the uncorrected theory (Result 3.3)" if alt[0] == "uncorrected" else
                 "the theory corrected for the row norms (docs/theory/srf-theory.md §4.11)")
-        notes.append(f"{what} is {alt[1]:.10g} (+/- {alt[2]:.1e}), {100 * (alt[1] - th) / th:+.2f} % of the theory: "
+        notes.append(f"{what} is {' +/- '.join(vouch(alt[1], max(alt[2], math.ulp(alt[1]) / 2)))}, "
+                     f"{100 * (alt[1] - th) / th:+.2f} % of the theory: "
                      f"comparison '{alt[0]}'; the network's known gap to Result 3.3 and its mechanism, the step's "
                      "row norms: docs/studies/mechanism.md (`study giant-step --row-norms` compares with the corrected theory)")
     chosen = comparisons[compare]

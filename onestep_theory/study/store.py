@@ -180,6 +180,9 @@ class ResultStore:
         try:
             problem = self._setup()
         except (sqlite3.Error, OSError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+                self._con.close()
+                raise self._failure(exc) from None      # held by another process past the 30 s timeout: exit 3
             problem = f"{'not a SQLite database' if 'not a database' in str(exc) else 'unreadable'}: {exc}"
         if problem:
             self._con.close()
