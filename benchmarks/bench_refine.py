@@ -13,7 +13,10 @@ digit).
 
 Cases: the user paths of the three refinement loops — ``srf_solve`` float64 (warm caches: the mean of 300 calls in
 the process) and at dps 15/30/50, the two-group K-group saddle point (float64 cold, warm: the mean of 40 calls,
-and dps 30), and the bounds (26)/(27) (float64, dps 30, and the η̃-optimised bounds (28)).
+and dps 30), and the bounds (26)/(27) (float64, dps 30, and the η̃-optimised bounds (28)); the spike and Hermite
+paths: the resolvent at dps 15/30/50, the gains, a Hermite expansion, the checked mapping and a registry value
+(``evaluate``, the path of ``sweep``/``check``) at dps 30.  ``--new REV`` times a commit instead of the working
+tree (a shared checkout holds others' uncommitted edits); ``--only TEXT`` the cases whose label contains TEXT.
 
 Measured (issue 34, the loaded 2-core machine, median of 3): against 4ee8c6c (the commit before the refinement
 driver) new/old CPU 0.98-1.02 on the srf, K-group and bounds-at-dps cases (srf float64 warm 2 ms, dps 15/30/50
@@ -35,6 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: (label, warm-up statement, timed expression, repeats inside the process, the printed (value, error) expression)
 KW = "alpha0=20, eta=3, alpha=1, beta=1"
+LAMS = ("1/2", "1/5", "1/7", "2/3", "3/2", "1/10", "5/4", "3/10")          # a small sweep of the resolvent
 CASES = [
     ("srf float64 (warm)", f"srf_solve('tanh', 'sin', {KW}, lam='1/10')", f"srf_solve('tanh', 'sin', {KW}, lam='1/10')",
      300, "(out.test_error, out.abs_error)"),
@@ -56,12 +60,29 @@ CASES = [
      "(out.upper, out.errors['upper'], out.lower, out.errors['lower'])"),
     ("bounds --optimize-eta float64", "bounds('tanh', 'sin', eta=2)", "bounds('tanh', 'sin', optimize_eta=True)", 1,
      "(out.upper, out.errors['upper'], out.lower, out.errors['lower'], out.eta_upper, out.errors['eta_upper'])"),
+    # the spike and Hermite paths (issue 34's "resolvent"): cold numeric caches, the symbolic work warmed at 15 digits
+    *[(f"resolvent x8 lam --dps {d}", "resolvent('tanh', 1, 2, '1/3')",
+       f"[resolvent('tanh', 1, 2, lam, dps={d}) for lam in {LAMS}][-1]", 1,
+       "(out.m1, out.errors['m1'], out.m2, out.errors['m2'])") for d in (15, 30, 50)],
+    ("gains --dps 30", "gains('tanh', 'He1', 1, 2, '1/3', ell=1)", "gains('tanh', 'He1', 1, 2, '1/2', ell=1, dps=30)",
+     1, "(out.delta[-1], out.errors['delta'][-1])"),
+    ("hermite tanh kmax 6 --dps 30", "he_coeffs('tanh', 2)", "he_coeffs('tanh', 6, dps=30)", 1,
+     "(out.values[5], out.errors['values'][5])"),
+    ("mapping --dps 30", "srf_params_checked('tanh', 'sin', 10, 2)", "srf_params_checked('tanh', 'sin', 20, 3, dps=30)",
+     1, "(out.r, out.errors['r'], out.c, out.errors['c'])"),
+    ("registry delta_1 --dps 30", "evaluate('delta_1', dict(phi=1, psi=2, lam='1/3'), 'tanh', 'He1')",
+     "evaluate('delta_1', dict(phi=1, psi=2, lam='1/2'), 'tanh', 'He1', dps=30)", 1, "(out.value, out.error)"),
 ]
 
 CHILD = """
 import json, sys, time, warnings
 warnings.simplefilter("ignore")
 from onestep_theory.srf import srf_solve, srf_groups, bounds
+from onestep_theory.spikes.resolvent import resolvent
+from onestep_theory.spikes.gains import gains
+from onestep_theory.hermite.coefficients import he_coeffs
+from onestep_theory.srf.features.mapping import srf_params_checked
+from onestep_theory.quantities.registry import evaluate
 warm, timed, n, shown = sys.argv[1:5]
 eval(warm)
 t = time.process_time()
@@ -87,20 +108,31 @@ def main():
     ap.add_argument("--baseline", default="be20f20", help="the commit whose package is 'old'")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="skip the 50-digit and the optimised-bounds cases")
+    ap.add_argument("--new", default=None, help="a commit whose package is 'new' (default: the working tree; a commit "
+                                                "keeps others' uncommitted edits out of a shared checkout)")
+    ap.add_argument("--only", default=None, help="only the cases whose label contains this text")
+    ap.add_argument("--no-disk-cache", action="store_true", help="ONESTEP_THEORY_NO_CACHE=1 in both (the disk cache "
+                                                                  "of symbolic builds came after b71f2d1: issue 35)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench_refine_") as old:
-        tar = subprocess.run(["git", "-C", ROOT, "archive", args.baseline, "onestep_theory"], capture_output=True,
-                             check=True).stdout
-        subprocess.run(["tar", "-x", "-C", old], input=tar, check=True)
-        print(f"old = {args.baseline}, new = working tree; CPU s of the timed call, median of {args.repeat} "
-              "fresh processes; BLAS threads 1")
+    if args.no_disk_cache:
+        os.environ["ONESTEP_THEORY_NO_CACHE"] = "1"
+    with tempfile.TemporaryDirectory(prefix="bench_refine_") as old, \
+            tempfile.TemporaryDirectory(prefix="bench_refine_new_") as new:
+        for rev, into in ((args.baseline, old), (args.new, new)):
+            if rev is not None:
+                tar = subprocess.run(["git", "-C", ROOT, "archive", rev, "onestep_theory"], capture_output=True,
+                                     check=True).stdout
+                subprocess.run(["tar", "-x", "-C", into], input=tar, check=True)
+        new = ROOT if args.new is None else new
+        print(f"old = {args.baseline}, new = {args.new or 'working tree'}; CPU s of the timed call, median of "
+              f"{args.repeat} fresh processes; BLAS threads 1")
         print(f"{'case':<32} {'old CPU':>8} {'new CPU':>8} {'new/old':>8}   printed value and error")
         for case in CASES:
-            if args.quick and ("50" in case[0] or "optimize" in case[0]):
+            if (args.quick and ("50" in case[0] or "optimize" in case[0])) or (args.only and args.only not in case[0]):
                 continue
             res = {"old": [], "new": []}
             for _ in range(args.repeat):
-                for key, path in (("old", old), ("new", ROOT)):
+                for key, path in (("old", old), ("new", new)):
                     res[key].append(run(path, case))
             o, n = (statistics.median(r["cpu"] for r in res[k]) for k in ("old", "new"))
             same = all(r["shown"] == res["old"][0]["shown"] for r in res["old"] + res["new"])
