@@ -380,9 +380,11 @@ def test_old_srf_module_paths_import_for_one_release(monkeypatch):
         importlib.import_module("onestep_theory.srf.no_such_module")
 
 
-# issue 34: precision set once at the boundary.  The modules below converted to it: every function computes at
-# the ambient precision (core.precision) and takes no precision argument, except the public boundaries listed
-# (each sets the working precision once with core.precision.precision); GUARD_DIGITS lives in core.precision.
+# issue 34: precision set once at the boundary.  Every module of the package: every function computes at the ambient
+# precision (core.precision) and takes no precision argument, except the public boundaries listed (each sets the
+# working precision once with core.precision.precision, or passes the digits asked on to one), the mechanism's own
+# helpers (PRECISION_HELPERS) and the records of the digits asked (PRECISION_RECORDS); a module not listed has no
+# boundary.  GUARD_DIGITS lives in core.precision.
 PRECISION_BOUNDARIES = {
     "hermite/activation.py": {"coeff", "coeffs_mp", "mean", "raw_mean", "second_moment", "c_gt1", "c_star",
                               "deriv_second_moment", "coeffs"},
@@ -408,19 +410,30 @@ PRECISION_BOUNDARIES = {
     "srf/grouped/groups.py": {"srf_groups"}, "srf/grouped/kgroup.py": {"kgroup_work", "check_kgroup_work"},
     # the spectrum, the bounds and tau* below their public entries; the quantities' registry.  Listed besides the
     # public boundaries: the private steps that pass the digits asked on to a public boundary or report them
-    # (optimize._search: core.search.certified_argmin's digits, whose callbacks take the digits asked;
-    # bounds._result: the digits reached against those asked; registry._evaluate, check._one/_verdict: the digits
-    # compared, passed to evaluate/formula_value and printed in the verdict)
+    # (bounds._result: the digits reached against those asked; registry._evaluate, check._one/_verdict: the digits
+    # compared, passed to evaluate/formula_value and printed in the verdict).  core.search.certified_argmin is no
+    # boundary: its callers set the precision, it and its callbacks take an mp flag (float64 or the ambient)
     "srf/spectral/spectrum.py": {"stieltjes", "stieltjes_checked", "spectrum"}, "srf/spectral/realaxis.py": set(),
     "srf/spectral/realdensity.py": {"density_real"},
     "srf/optimal/boundrule.py": {"refined_bounds"}, "srf/optimal/bias.py": set(),
     "srf/optimal/taustar.py": {"tau_of_kappa", "tau_star"},
-    "srf/optimal/optimize.py": {"eta_optimum", "eta_of_kappa", "_search"},
+    "srf/optimal/optimize.py": {"eta_optimum", "eta_of_kappa"}, "core/search.py": set(),
     "srf/optimal/bounds.py": {"best_linear_checked", "bounds", "_result"},
     "quantities/registry.py": {"constants", "evaluate", "formula_value", "_evaluate"},
     "quantities/pointwise.py": {"sides"}, "quantities/check.py": {"check", "_one", "_verdict"},
     "cli/hermite.py": set(),
+    # public entries that pass the digits asked on to the boundaries above (srf_batch to srf_solve; sweep to
+    # evaluate/formula_value; check_paper to check)
+    "srf/single/batch.py": {"srf_batch"}, "quantities/sweep.py": {"sweep"},
+    "quantities/latex/paperreport.py": {"check_paper"},
 }
+#: The precision mechanism itself, core.precision: the helpers that take the digits asked and set the working
+#: precision (workdps; precision and boundary_digits, the boundary's, with the validation _asked) or turn them into
+#: a result's target (Target.of).  Allowed by what they are, not as exceptions.
+PRECISION_HELPERS = {"core/precision.py": {"workdps", "_asked", "precision", "boundary_digits", "of"}}
+#: Functions whose ``dps`` is the digits asked written into a result, not a precision (they set none and compute
+#: nothing at it): core.results.provenance's ``"dps"`` entry.
+PRECISION_RECORDS = {"core/results.py": {"provenance"}}
 PRECISION_ARGS = {"dps", "digits", "wd", "prec", "workdps", "target_dps", "hi_dps"}
 #: Functions whose ``digits`` is a quadrature rule's accuracy target (what the rule is built for: 16 in float64, the
 #: digits asked + 2 at a boundary's precision), not a precision: they may take ``digits`` and no other of the above.
@@ -434,9 +447,19 @@ ACCURACY_TARGETS = {
 
 
 def test_precision_is_set_once_at_the_boundary():
-    bad = []
-    for rel, allowed in PRECISION_BOUNDARIES.items():
-        tree = ast.parse((PKG / rel).read_text())
+    """No function of any module takes a precision argument (PRECISION_ARGS) unless listed: a public boundary, a
+    helper of core.precision, a record of the digits asked; every name listed exists (a stale entry fails)."""
+    bad, listed = [], {}
+    for table in (PRECISION_BOUNDARIES, PRECISION_HELPERS, PRECISION_RECORDS, ACCURACY_TARGETS):
+        for rel, names in table.items():
+            listed.setdefault(rel, set()).update(names)
+    for p in SOURCES:
+        rel = str(p.relative_to(PKG))
+        allowed = set().union(*(t.get(rel, set()) for t in (PRECISION_BOUNDARIES, PRECISION_HELPERS,
+                                                              PRECISION_RECORDS)))
+        tree = ast.parse(p.read_text())
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        bad += [f"{rel}: {n} listed, not defined" for n in sorted(listed.pop(rel, set()) - defined)]
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name not in allowed:
                 a = node.args
@@ -445,11 +468,11 @@ def test_precision_is_set_once_at_the_boundary():
                     names.discard("digits")
                 if names:
                     bad.append(f"{rel}:{node.lineno} {node.name}({', '.join(sorted(names))})")
+    bad += [f"{rel}: listed, no such module" for rel in sorted(listed)]
     assert not bad, "a precision argument below the boundary (read mpmath.mp.dps via core.precision): " + str(bad)
-    guard = [f"{p.relative_to(PKG)}:{n.lineno}" for p in sorted(PKG.rglob("*.py"))
-             if str(p.relative_to(PKG)) in {*PRECISION_BOUNDARIES, "core/exact.py", "core/precision.py"}
-             and p.name != "precision.py"
-             for n in ast.walk(ast.parse(p.read_text())) if isinstance(n, ast.Name) and n.id == "GUARD_DIGITS"]
+    guard = [f"{p.relative_to(PKG)}:{n.lineno}" for p in SOURCES if str(p.relative_to(PKG)) != "core/precision.py"
+             for n in ast.walk(ast.parse(p.read_text())) if (isinstance(n, ast.Name) and n.id == "GUARD_DIGITS")
+             or (isinstance(n, ast.Attribute) and n.attr == "GUARD_DIGITS")]
     assert not guard, f"GUARD_DIGITS outside core.precision's helpers: {guard}"
 
 

@@ -60,7 +60,7 @@ def _run_curve(args):
                      "digits": s.printed_digits(p["test_error"][0]), **{k: p[k][0] for k in s.order},
                      "r": p["r"][0], "c": p["c"][0], "gamma": p["gamma"][0], "iterations": s.iterations,
                      "best_linear": bl})
-    ctx = cli_context(args, _curve_method(sols, args.dps), sols[0].provenance)
+    ctx = cli_context(args, _curve_method(sols), sols[0].provenance)
     if args.csv:
         write_csv(args.csv, rows, ctx)
     out = {"sweep": param, "rows": rows, "fixed": {k: serialize(v) for k, v in fixed.items()}}
@@ -87,9 +87,10 @@ def _run_curve(args):
     return 0
 
 
-def _curve_method(sols, dps) -> str:
-    """The method line of an sRF curve's outputs: the solver, the precision, the kappa rule, the spectrum."""
-    o = sols[0].options
+def _curve_method(sols) -> str:
+    """The method line of an sRF curve's outputs: the solver, the digits asked (the solutions'), the kappa rule, the
+    spectrum."""
+    o, dps = sols[0].options, sols[0].dps
     levels = sorted({s.options.get("level") for s in sols if s.options.get("level") is not None})
     return (f"{sols[0].provenance.get('method')}; {'float64' if dps is None else f'{dps} digits'}; kappa rule "
             f"{o.get('kappa_nodes')} nodes ({o.get('inner')}), refinement level(s) {levels}; spectrum "

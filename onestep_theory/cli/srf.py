@@ -183,7 +183,7 @@ def _run_bounds(args):
                    c_formula=args.c_formula, strict_odd=odd, dps=args.dps)
     d = b.to_dict()
     e = d["errors"]
-    lines = [f"{name:<12} = {d[k]}   +/- {e[k]}" + _criterion_note(b, k, args.dps)
+    lines = [f"{name:<12} = {d[k]}   +/- {e[k]}" + _criterion_note(b, k)
              for k, name in (("upper", "upper (26)"), ("lower", "lower (27)"))]
     lines += [f"{k:<12} = {d[k]}" + (f"   +/- {e[k]}" if k in e else "") + _flat_note(b, k)
               for k in ("best_linear", "r", "c", "gamma", "eta_upper", "eta_lower", "extension")]
@@ -197,10 +197,12 @@ def _run_bounds(args):
     return 0
 
 
-def _criterion_note(b, k, dps):
-    """How a bound met ``--dps``: stated when by the absolute criterion (a bound that is 0 within its error)."""
+def _criterion_note(b, k):
+    """How a bound met ``--dps`` (``b.dps``): stated when by the absolute criterion (a bound that is 0 within its
+    error)."""
     if b.criteria.get(k) != "absolute":
         return ""
+    dps = b.dps
     zero = "0 within its error" if float(getattr(b, k)) == 0 else "below its scale"
     return (f"   ({zero}: {b.digits[k]} digits absolute, |value| + error <= 10^-{b.digits[k]} ||sigma*||^2, "
             f"||sigma*||^2 ~ {float(b.scale):.6g}" + (f"; --dps {dps} met by this absolute criterion)" if dps else ")"))

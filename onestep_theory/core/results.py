@@ -25,7 +25,8 @@ __all__ = ["Result", "VouchedResult", "serialize", "provenance", "digits_of", "v
 
 
 def provenance(dps=None, method=None, references=(), **extra) -> dict:
-    """Common provenance block: package version, precision, method, equations."""
+    """Common provenance block: package version, precision, method, equations.  ``dps``: the digits asked at the
+    result's boundary, recorded (the key ``"dps"`` of the block); it sets no precision."""
     from .. import __version__
 
     out = {"package": "onestep_theory", "version": __version__}
@@ -104,8 +105,9 @@ def read_csv(source) -> tuple:
     return context, list(csv.DictReader(t for t in lines[k:] if not t.startswith("#")))
 
 
-def serialize(value, dps: int = 17):
-    """Convert *value* to JSON-compatible data; mpf and SymPy numbers become strings."""
+def serialize(value, digits_shown: int = 17):
+    """Convert *value* to JSON-compatible data; mpf and SymPy numbers become strings of ``digits_shown``
+    significant digits (digits to print, not a working precision; a Result serialises with its own)."""
     kind = type(value)                              # the common leaves first (a sweep serialises ~70 a point)
     if kind is float or kind is np.float64:
         v = float(value)
@@ -115,11 +117,11 @@ def serialize(value, dps: int = 17):
     if isinstance(value, Result):
         return value.to_dict()
     if isinstance(value, dict):
-        return {str(k): serialize(v, dps) for k, v in value.items()}
+        return {str(k): serialize(v, digits_shown) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [serialize(v, dps) for v in value]
+        return [serialize(v, digits_shown) for v in value]
     if isinstance(value, np.ndarray):
-        return [serialize(v, dps) for v in value.tolist()]
+        return [serialize(v, digits_shown) for v in value.tolist()]
     if isinstance(value, (bool, str)) or value is None:
         return value
     if isinstance(value, (int, np.integer)):
@@ -128,12 +130,12 @@ def serialize(value, dps: int = 17):
         v = float(value)
         return v if math.isfinite(v) else str(v)
     if isinstance(value, mpmath.mpf):
-        return nstr(value, dps)
+        return nstr(value, digits_shown)
     if isinstance(value, mpmath.mpc):
-        return {"re": nstr(value.real, dps), "im": nstr(value.imag, dps)}
+        return {"re": nstr(value.real, digits_shown), "im": nstr(value.imag, digits_shown)}
     if isinstance(value, sp.Basic):
         if value.is_number:
-            return nstr(value, dps)
+            return nstr(value, digits_shown)
         return str(value)
     return str(value)
 

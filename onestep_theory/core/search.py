@@ -36,7 +36,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
 from .errors import ConvergenceError
-from .precision import asked_digits, refined, workdps
+from .precision import asked_digits, refined, tolerance, workdps
 from .results import VouchedResult, digits_of, provenance
 
 __all__ = ["grid_basin", "grid_minimize", "Argmin", "certified_argmin", "differences"]
@@ -286,8 +286,8 @@ def certified_argmin(scan, deriv, value, lo, hi, *, mp: bool = False, xscale=1.0
         p = max(1, 2 * round((p_est - 1) / 2) + 1)
     C = g_loc / float(delta) ** p if g_loc > 0 else abs(slope)
     if mp:                              # the secant polish at the ambient precision (the caller's boundary)
-        # the argmin to one digit beyond those asked (its error, below 10^-(D+1) relative, leaves D digits)
-        tol = mpmath.mpf(10) ** -(asked + 1) * max(abs(mpmath.mpf(x)), mpmath.mpf(xscale))
+        tol = tolerance(1, why="the argmin to one digit past those asked: an error below 10^-(D+1) relative leaves "
+                               "D digits") * max(abs(mpmath.mpf(x)), mpmath.mpf(xscale))
 
         def u(t):       # a simple root: the p-th root of the derivative
             g = _cheap(deriv, t, True, count)
@@ -371,7 +371,7 @@ def differences(value, *, xscale=1.0, extra=None):
         f0, eps = value(x, mp)
         ell = max(abs(float(x)), float(xscale))
         h = (3 * max(float(eps), 1e-300) * ell / f2_at(x)) ** (1.0 / 3.0)
-        h = max(h, (10.0 ** -asked_digits() if mp else 1e-15) * ell * 100)
+        h = max(h, (tolerance(0, float, why="the values' last digit asked") if mp else 1e-15) * ell * 100)
         if mp:
             h = mpmath.mpf(h)
         fp, ep = value(x + h, mp)

@@ -118,12 +118,12 @@ def _short(v) -> str:
         return str(v)
 
 
-def _batched(quantity, points, fixed, student, teacher, dps, expr):
+def _batched(quantity, points, fixed, student, teacher, expr):
     """The sRF test error at every grid point at once, each with its own refined error (float64:
     :func:`~onestep_theory.srf.single.batch.srf_batch`, docs/theory/numerics.md §4-5), or None where the point-by-point
-    path runs: another quantity, dps above 15, a formula (it needs every symbol's value at each point), or an input
-    missing (that path names it)."""
-    if quantity != "test_error" or dps > 15 or expr is not None or teacher is None:
+    path runs: another quantity, a formula (it needs every symbol's value at each point), or an input missing (that
+    path names it).  Called only for the digits float64 reaches (dps at most 15: :func:`sweep`)."""
+    if quantity != "test_error" or expr is not None or teacher is None:
         return None
     from ..srf.single.batch import srf_batch
 
@@ -184,7 +184,8 @@ def sweep(quantity: str, over, *, student, teacher=None, fixed: dict | None = No
         raise InvalidParameterError(sorted(both)[0], fixed[sorted(both)[0]], "either swept or fixed, not both")
     t0, rows, state = time.perf_counter(), [], None
     points = list(grid_points(grid))
-    solved = _batched(quantity, points, fixed, student, teacher, dps, expr)
+    solved = None if quantity != "test_error" or dps > 15 else _batched(quantity, points, fixed, student, teacher,
+                                                                         expr)
     for i, u in enumerate(points):
         point = dict(fixed, **u)
         if solved is not None:

@@ -186,12 +186,10 @@ class Protocol:
         if self.name == "spike-model":
             from ..spikes import gains
 
-            def at(dps):
-                g = gains(p["student"], p["teacher"], repr(p["phi"]), repr(p["psi"]), repr(p["lam"]),
-                          ell=p.get("ell", 2), noise_var=repr(p.get("noise_var", 0.0)), dps=dps)
-                return float((g.delta if key == "delta" else g.lambda_test)[-1])
-
-            lo, hi = at(15), at(25)
+            # the value at 15 and at 25 digits asked of gains (its boundary), their difference the error
+            lo, hi = (float((g.delta if key == "delta" else g.lambda_test)[-1]) for g in (
+                gains(p["student"], p["teacher"], repr(p["phi"]), repr(p["psi"]), repr(p["lam"]), ell=p.get("ell", 2),
+                      noise_var=repr(p.get("noise_var", 0.0)), dps=asked) for asked in (15, 25)))
             return hi, abs(hi - lo)
         from ..spikes import resolvent
 

@@ -45,10 +45,11 @@ METHOD = "batched Newton + chord Newton (float64), error from refined discretisa
 REFS = ["[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "docs/theory/srf-theory.md §4", "docs/theory/numerics.md §4-5"]
 
 
-def batchable(options: SRFOptions, dps=None) -> bool:
-    """Whether :func:`srf_batch` solves these options itself (module docstring); otherwise it runs srf_solve."""
+def batchable(options: SRFOptions) -> bool:
+    """Whether :func:`srf_batch` solves these options itself in float64 (module docstring); otherwise (and for any
+    ``dps``) it runs srf_solve."""
     o = options
-    return (dps is None and o.loss is None and o.spectrum == "mp" and o.row_norms is False and o.convergence == "all"
+    return (o.loss is None and o.spectrum == "mp" and o.row_norms is False and o.convergence == "all"
             and not o.kappa_nodes and not o.inner_nodes and o.mp_method == "closed")
 
 
@@ -250,7 +251,7 @@ def srf_batch(student, teacher, points, *, tol=None, options=None, dps=None, pro
     pts, known = [dict(fixed, **pt) for pt in points], {"alpha", "beta", "lam", "noise_var"} | set(GROUP)
     for k, v in ((k, v) for pt in pts for k, v in pt.items() if k not in known):
         raise InvalidParameterError(k, v, f"an input of srf_solve ({', '.join(sorted(known))})")
-    if not batchable(opt, dps):                       # srf_solve point by point, warm-started (srf_sweep's loop)
+    if dps is not None or not batchable(opt):         # srf_solve point by point, warm-started (srf_sweep's loop)
         out, init = [], None
         for pt in pts:
             out.append(srf_solve(student, teacher, tol=tol, options=opt, dps=dps, init=init, **pt))
@@ -378,14 +379,15 @@ def _group(student, teacher, pts, ix, par, mapping, opt, target, out, states, co
     states[:] = states[-7:] + [(coord, {k: tuple(X[i]) for i, k in enumerate(keys)})]    # the last 8 groups
 
 
-def _solution(pt, v, e, lev, res, digits, mapping, rcg, S, opt, evals, steps, like=None):
+def _solution(pt, v, e, lev, res, vouched, mapping, rcg, S, opt, evals, steps, like=None):
     """The SRFSolution of one point, with srf_solve's fields.  ``like`` (a solution of the same group: r, c, γ and
     their errors the same, attached): its copy with this point's fields equals a new one (the other fields are
-    floats, dicts of floats or inputs, which attaching leaves as they are; tests/test_batch.py) at a fifth of the cost."""
+    floats, dicts of floats or inputs, which attaching leaves as they are; tests/test_batch.py) at a fifth of the cost.
+    ``vouched``: the digits of the test error its error vouches for (the solution's ``digits``, not a precision)."""
     vals, errors = dict(zip(KEYS, v)), dict(zip(KEYS, e.tolist()))
     if mapping is not None:
         errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
-    f = dict(test_error=vals["test_error"], abs_error=errors["test_error"], digits=digits,
+    f = dict(test_error=vals["test_error"], abs_error=errors["test_error"], digits=vouched,
              order={k: vals[k] for k in ORDER}, hats={k: vals[k] for k in HATS}, errors=errors, D=vals["D"],
              **{k: pt.get(k, 0) for k in ("alpha", "beta", "lam", "noise_var")}, iterations=int(evals),
              newton_steps=int(steps), residual=res,
