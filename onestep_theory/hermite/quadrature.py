@@ -115,19 +115,20 @@ def _hermite_mp(n: int):
     return z, w
 
 
-def tail_cutoff(digits: float) -> float:
-    r""":math:`L` with :math:`\varphi(L)\,(1+L^2)<10^{-\text{digits}}`: the Gaussian tail beyond it is negligible."""
-    return math.sqrt(2 * _LN10 * max(digits, 1.0)) + 1.5
+def tail_cutoff(accuracy: float) -> float:
+    r""":math:`L` with :math:`\varphi(L)\,(1+L^2)<10^{-\text{accuracy}}`: the Gaussian tail beyond it is negligible
+    (``accuracy``: the digits the rule is built for, :func:`normal_rule`'s ``digits``)."""
+    return math.sqrt(2 * _LN10 * max(accuracy, 1.0)) + 1.5
 
 
-def nodes_per_panel(digits: float, level: int) -> int:
-    """Gauss–Legendre nodes on a full-accuracy panel for ``digits`` digits at refinement ``level``.
+def nodes_per_panel(accuracy: float, level: int) -> int:
+    """Gauss–Legendre nodes on a full-accuracy panel for ``accuracy`` digits at refinement ``level``.
 
     A panel is at most as wide as the distance to the nearest complex singularity, so the
     Bernstein-ellipse parameter is at least about 4 and each node gains about 0.6 digits; the count
     grows by :data:`GROWTH` per level.
     """
-    return max(3, math.ceil((0.85 * max(digits, 1.0) + 4) * GROWTH ** level))
+    return max(3, math.ceil((0.85 * max(accuracy, 1.0) + 4) * GROWTH ** level))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -221,20 +222,20 @@ def normal_rule(hard: tuple = (), soft: tuple = (), *, digits: float = 16, level
 
 
 @cached(maxsize=512)
-def _normal_rule64(hard, soft, digits, level, hmax, arb, degree):
-    return _normal_rule(hard, soft, digits, level, hmax, arb, degree)
+def _normal_rule64(hard, soft, accuracy, level, hmax, arb, degree):
+    return _normal_rule(hard, soft, accuracy, level, hmax, arb, degree)
 
 
 @cached_at_precision(maxsize=512)
-def _normal_rule_arb(hard, soft, digits, level, hmax, arb, degree):
-    return _normal_rule(hard, soft, digits, level, hmax, arb, degree)
+def _normal_rule_arb(hard, soft, accuracy, level, hmax, arb, degree):
+    return _normal_rule(hard, soft, accuracy, level, hmax, arb, degree)
 
 
-def _normal_rule(hard, soft, digits, level, hmax, arb, degree=4) -> NormalRule:
+def _normal_rule(hard, soft, accuracy, level, hmax, arb, degree=4) -> NormalRule:
     if not (hmax > 0 and math.isfinite(hmax)):
         raise InvalidParameterError("hmax", hmax, "a real number > 0")
-    L = tail_cutoff(digits * (1 + 0.25 * level))   # the cut-off is refined with the level too
-    while degree > 4 and degree * math.log10(L) - L * L / (2 * _LN10) > -digits * (1 + 0.25 * level):
+    L = tail_cutoff(accuracy * (1 + 0.25 * level))   # the cut-off is refined with the level too
+    while degree > 4 and degree * math.log10(L) - L * L / (2 * _LN10) > -accuracy * (1 + 0.25 * level):
         L += 1.0                                     # a fast-growing integrand needs a farther cut-off
     hard_f = sorted({_flt(h) for h in hard})
     if any(abs(a - b) < 1e-300 for a, b in zip(hard_f, hard_f[1:])):
@@ -254,15 +255,15 @@ def _normal_rule(hard, soft, digits, level, hmax, arb, degree=4) -> NormalRule:
         edges.append(a)
         edges.extend(_march(a, b, soft, hmax))
     edges.append(pts[-1])
-    m_full = nodes_per_panel(digits, 0)
+    m_full = nodes_per_panel(accuracy, 0)
     grow = GROWTH ** level
     panels = []
     for a, b in zip(edges[:-1], edges[1:]):
         t0 = 0.0 if a <= 0 <= b else min(abs(a), abs(b))
         # digits needed on this panel: the Gaussian weight lowers them; a polynomially growing
         # integrand (up to degree 4 in the saddle point) and a margin of 2 raise them again
-        eff = min(digits, max(1.0, digits - t0 * t0 / (2 * _LN10) + degree / 2 * math.log10(1 + t0 * t0) + 2))
-        want = max(MIN_PANEL_NODES, math.ceil(m_full * eff / digits))
+        eff = min(accuracy, max(1.0, accuracy - t0 * t0 / (2 * _LN10) + degree / 2 * math.log10(1 + t0 * t0) + 2))
+        want = max(MIN_PANEL_NODES, math.ceil(m_full * eff / accuracy))
         # quantise the level-0 count to a few sizes (m_full * 0.8^j), so that few distinct rules are
         # built; every panel then grows by GROWTH per level (no panel is left unrefined)
         m = m_full

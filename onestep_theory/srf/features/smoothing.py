@@ -194,7 +194,7 @@ def _poly_pieces_arb(expr: sp.Expr, square: bool):
     return tuple(out)
 
 
-def _smooth_arb(act, a, s, backend, digits, level, nodes):
+def _smooth_arb(act, a, s, backend, accuracy, level, nodes):
     """Arb version of :func:`smooth` (numpy object arrays of Arb balls) at the ambient precision."""
     a_arr = np.atleast_1d(np.asarray(a, dtype=object))
     out = [np.empty(a_arr.shape, dtype=object) for _ in range(3)]
@@ -241,12 +241,12 @@ def _smooth_arb(act, a, s, backend, digits, level, nodes):
                 zg, wg = gauss_hermite(nodes, mp=True)
                 shared = ([mpf_to_arb(v) for v in zg], [mpf_to_arb(v) for v in wg])
             elif not kinks:
-                rule = normal_rule(digits=digits, level=level, hmax=hmax, arb=True)
+                rule = normal_rule(digits=accuracy, level=level, hmax=hmax, arb=True)
                 shared = (rule.nodes, rule.weights)
             res = []
             for av in av_list:
                 if shared is None:
-                    rule = normal_rule(hard=tuple((b - av) / s for b in kinks), digits=digits, level=level,
+                    rule = normal_rule(hard=tuple((b - av) / s for b in kinks), digits=accuracy, level=level,
                                        hmax=hmax, arb=True, cache=False)
                     zs, ws = rule.nodes, rule.weights
                 else:
