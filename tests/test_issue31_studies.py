@@ -109,3 +109,23 @@ def test_hinge_with_a_non_binary_teacher_fails_before_any_task(tmp_path, capsys)
     assert time.monotonic() - t0 < 10
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--teacher" in err and "hinge" in err, err
+
+
+def test_store_that_cannot_be_written_is_read_as_a_snapshot(tmp_path, capsys, monkeypatch):
+    """`store ls|show|export` of a store on a read-only mount (or a file one may not write) read it; they ended
+    'unreadable: unable to open database file' (the store's open wrote a lock and pragmas). Here the permission is
+    denied through os.access (the tests run as any user); the read-only mount itself was checked by hand."""
+    path = tmp_path / "ro.sqlite"
+    with store_mod.ResultStore(path) as st:
+        st.put("traces", {"lam": 0.1}, 50, 0, {"m1": 5.5}, seconds=0.1)
+    before = path.read_bytes()
+    monkeypatch.setattr(store_mod.os, "access", lambda *a, **k: False)
+    assert main(["store", "ls", str(path)]) == 0
+    assert "traces" in capsys.readouterr().out
+    assert main(["store", "export", str(path), "--format", "json"]) == 0
+    assert "5.5" in capsys.readouterr().out and path.read_bytes() == before
+    with store_mod.ResultStore(path, create=False) as st:       # a snapshot: it never writes
+        with pytest.raises(Exception, match="readonly"):
+            st.put("traces", {"lam": 0.1}, 50, 1, {"m1": 5.6}, seconds=0.1)
+        assert st.count() == 1
+    assert path.read_bytes() == before

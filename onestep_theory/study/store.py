@@ -28,6 +28,7 @@ import os
 import sqlite3
 import threading
 import time
+from urllib.parse import quote
 
 from .. import __version__
 from ..core.errors import InvalidParameterError, OnestepError, ResourceError
@@ -173,8 +174,11 @@ class ResultStore:
             with open(self.path, "rb") as fh:          # never let SQLite turn a foreign file into a database
                 if fh.read(16) != b"SQLite format 3\x00":
                     raise InvalidParameterError("store", self.path, ALLOWED, "not a SQLite database (left unchanged)")
+        full = os.path.abspath(self.path)     # a reader that cannot write it (read-only file or mount): a snapshot
+        self._ro = not create and not (os.access(full, os.W_OK) and os.access(os.path.dirname(full), os.W_OK))
         try:
-            self._con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            self._con = sqlite3.connect(f"file:{quote(full)}?mode=ro&immutable=1" if self._ro else self.path,
+                                        uri=self._ro, timeout=30, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise InvalidParameterError("store", self.path, ALLOWED, f"cannot open: {exc}") from None
         try:
@@ -191,7 +195,7 @@ class ResultStore:
     def _setup(self):
         """Create the tables of a new store; return why an existing file is not a store (None if it is one)."""
         con = self._con
-        con.execute("BEGIN IMMEDIATE")          # one creator at a time; the others see the finished tables
+        con.execute("BEGIN" if self._ro else "BEGIN IMMEDIATE")     # one creator at a time; the others see the tables
         try:
             names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not names and (self.path == ":memory:" or os.path.getsize(self.path) == 0):
@@ -216,6 +220,8 @@ class ResultStore:
             return f"schema {schema} is newer than this version of {PACKAGE} reads ({SCHEMA}); upgrade"
         if int(schema) < 1 or "tasks" not in names:
             return f"schema {schema} without a valid table 'tasks'"
+        if self._ro:
+            return None                 # a snapshot: no pragma, no claims table written
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=FULL")
         con.execute(_CLAIMS)       # additive: stores written before claims existed gain the table, readers ignore it
