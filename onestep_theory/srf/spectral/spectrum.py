@@ -230,6 +230,8 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
         top = density_real(student, [], r=r, c=c, alpha=alpha, beta=beta)[2][-1]
         n = 200 if dps is None else 40
         xs = 1.05 * top * np.arange(1, n + 1) / n
+        if dps is not None:     # each x is the decimal printed (repr), read exactly: not the binary float beside it
+            exact_xs = [repr(float(v)) for v in xs]
     dens, derr, edges, eerr = density_real(student, xs if exact_xs is None else exact_xs, r=r, c=c, alpha=alpha,
                                            beta=beta, dps=dps)
     st, sterr = {}, {}
