@@ -20,7 +20,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import InvalidParameterError
-from .precision import asked_digits, precision, signed_man_exp, working_digits
+from .precision import precision, signed_man_exp, tolerance, working_digits
 from .syntax import parse_constant
 
 __all__ = [
@@ -225,7 +225,7 @@ def to_mpf(value):
         return mpmath.mpf(num._mpf_)
     re, im = num.as_real_imag()
     # a real number whose evaluation left an imaginary part: only round-off (2 digits below those asked) passes
-    if im != 0 and abs(im) > sp.Float(10) ** (-(asked_digits() + 2)) * (1 + abs(re)):
+    if im != 0 and abs(im) > tolerance(2, sp.Float, why="round-off: 2 digits below those asked") * (1 + abs(re)):
         raise InvalidParameterError("value", value, "a real number")
     return mpmath.mpf(sp.Float(re, digits)._mpf_)
 

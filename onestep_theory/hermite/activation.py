@@ -20,7 +20,7 @@ import sympy as sp
 from ..core.caches import cached, cached_at_precision, disk_cached
 from ..core.errors import ExpressionError, HypothesisError, InvalidParameterError, QuadratureError
 from ..core.exact import to_exact, to_mpf
-from ..core.precision import asked_digits, precision
+from ..core.precision import precision, tolerance
 from .expansion import expansion
 from .expressions import is_odd, pieces, x
 from .parsing import parse
@@ -285,7 +285,7 @@ def numeric_c_rest(act: Activation, upto: int):
     cv = numeric_coeffs(act, upto)
     rest = m2v - sum(math.factorial(k) * cv[k] ** 2 for k in range(upto + 1))
     if rest < 0:
-        if rest > -mpmath.mpf(10) ** (-(asked_digits() - 2)) * (1 + m2v):
+        if rest > -tolerance(-2, why="round-off: within 100 units of the last digit asked") * (1 + m2v):
             rest = mpmath.mpf(0)
         else:
             raise QuadratureError(f"c_>1: the numeric second moment of {act.name} is smaller than the sum of "

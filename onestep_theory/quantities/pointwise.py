@@ -81,7 +81,7 @@ def sides(p: Plan, point: dict, student, teacher, dps: int, state=None):
         for k in p.params:
             if syms.get(k) is not None and syms[k] not in vals and k in point:
                 x = to_exact(point[k], k)
-                # SymPy's evaluation at 15 digits beyond those asked (5 below the working ones), rounded once
+                # k: SymPy's evaluation at 15 digits beyond those asked (5 below the working ones), rounded once
                 vals[syms[k]] = mpmath.mpf(x.p) / x.q if x.is_Rational else mpmath.mpf(sp.N(x, working_digits() - 5))
                 errs[syms[k]] = 0.0                           # an exact decimal, converted 10 digits beyond
     vals[qs[p.main]], errs[qs[p.main]] = ev.value, ev.error

@@ -23,7 +23,7 @@ import mpmath
 from ..core.errors import HypothesisError, InvalidParameterError
 from ..core.exact import check_dps, check_positive, to_mpf
 from ..core.limits import MAX_DPS
-from ..core.precision import asked_digits, precision, refined, working_digits
+from ..core.precision import precision, refined, tolerance, ulps
 from ..core.results import VouchedResult, provenance
 from ..hermite.activation import Activation, numeric_c_rest, numeric_coeffs, numeric_second_moment
 from ..hermite.polynomials import he_xi
@@ -132,7 +132,7 @@ def _is_zero(act: Activation, k: int) -> bool:
     ex = act.coeff_exact(k)
     if ex is not None:
         return False
-    return abs(numeric_coeffs(act, k)[k]) < mpmath.mpf(10) ** (-(asked_digits() - 3))
+    return abs(numeric_coeffs(act, k)[k]) < tolerance(-3, why="zero to the digits asked, with 3 digits of margin")
 
 
 _RES_KEYS = ("m1", "m2", "dm1_dlam", "dm2_dlam")
@@ -278,7 +278,7 @@ def gains(student, teacher, phi, psi, lam, *, ell=None, alpha=None, noise_var=0,
         args = (s, t, P, S, L, nv, ell, tuple(dropped), test_form, allow_uncentered)
         # the error of every value: the change when everything (coefficients, resolvent, matrices) is recomputed
         # at 10 more digits, plus the rounding at the working precision (docs/theory/numerics.md §1)
-        rounding = mpmath.mpf(10) ** -(working_digits() - 2)
+        rounding = ulps(2, why="the rounding at the working precision: 100 ulps")
         lo = _gains_values(*args)
         with refined(why="error estimate: every value again at 10 more digits"):
             hi = _gains_values(*args)

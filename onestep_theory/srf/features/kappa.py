@@ -18,7 +18,7 @@ import numpy as np
 
 from ...core.caches import cached, cached_at_precision
 from ...core.exact import to_exact, to_float
-from ...core.precision import arb_to_mpf, asked_digits, mpf_to_arb, workdps, working_digits
+from ...core.precision import arb_to_mpf, mpf_to_arb, past_asked, workdps, working_digits
 from ...hermite.activation import Activation
 from ...hermite.evaluate import as_arb
 from ...hermite.expressions import breakpoints, is_even, is_odd
@@ -137,7 +137,7 @@ def rule_digits(mp: bool) -> float:
     """The accuracy the κ-rule and the inner rules are built for: 16 digits in float64; with ``mp`` the digits
     asked at the enclosing boundary + 2 (its discretisation error then stays two digits below the last one asked,
     so that the change between two levels, the error estimate, is not swamped by it; docs/theory/numerics.md §3)."""
-    return asked_digits() + 2 if mp else 16
+    return past_asked(2, why="the rule's discretisation 2 digits below the last one asked") if mp else 16
 
 
 @cached(maxsize=48)

@@ -21,7 +21,7 @@ import mpmath
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import asked_digits, precision, refined, working_digits
+from ...core.precision import asked_digits, precision, refined, ulps
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from ..features.mapping import resolve_rcg
@@ -73,7 +73,7 @@ def best_linear_checked(teacher, dps: int | None = None) -> tuple:
 
     with precision(dps or 15), refined(5, why="5 digits beyond those asked: the value enters the differences of "
                                                "(26)-(28) with the bounds at dps digits"):
-        lo, rounding = value(), mpmath.mpf(10) ** -(working_digits() - 2)
+        lo, rounding = value(), ulps(2, why="the rounding of the value: 100 ulps")
         with refined(why="the error estimate's second evaluation"):
             hi = value()
             err = float(abs(lo - hi) + abs(hi) * rounding)

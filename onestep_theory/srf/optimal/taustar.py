@@ -34,13 +34,13 @@ from ...core.caches import cached
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import MAX_LEVEL, Target, asked_digits, precision, refine, working_digits
+from ...core.precision import MAX_LEVEL, Target, asked_digits, precision, refine, ulps
 from ...core.results import VouchedResult, digits_of, provenance
 from ...core.search import grid_basin
 from ...hermite.activation import Activation
 from ...hermite.expressions import x
 from ..features.cge import cge_symbolic
-from ..features.kappa import srf_setup
+from ..features.kappa import rule_digits, srf_setup
 from ..features.smoothing import smoothing_closed_form
 from .bounds import best_linear_checked
 from .optimize import eta_of_kappa
@@ -175,9 +175,9 @@ def _ev(s, branches, kappa, level, mp):
     asked) and their rounding floors (100 ulps); float64 (a fixed 53-bit context), or (``mp``) the ambient precision."""
     t = branches[0] if kappa >= 0 else branches[1]
     with (contextlib.nullcontext() if mp else precision(5)):
-        S = srf_setup(s, t, abs(kappa), 1, 1, digits=asked_digits() + 2 if mp else 16, level=level, mp=mp)
+        S = srf_setup(s, t, abs(kappa), 1, 1, digits=rule_digits(mp), level=level, mp=mp)
         sqrt = mpmath.sqrt if S.mp else math.sqrt
-        eps = mpmath.mpf(10) ** -(working_digits() - 2) if mp else 1e-15
+        eps = ulps(2, why="the rounding of the rule's sums: 100 ulps") if mp else 1e-15
         d = S.h - S.mu0
         tau = S.w @ (d * d)
         km = S.kappa * S.mu1
@@ -268,7 +268,7 @@ def _polish_mp(s, br, k0, level):
     k = mpmath.mpf(k0)
     kp = k + mpmath.mpf(10) ** -8 * max(1, abs(k))
     gp = _ev(s, br, kp, level, True)[1]
-    tol = mpmath.mpf(10) ** -(working_digits() - 5) * max(1, abs(k))    # half the guard digits beyond dps
+    tol = ulps(5, why="half the guard digits beyond those asked") * max(1, abs(k))
     step, slope = mpmath.mpf(0), None
     for it in range(25):
         tau, g, rnd, rnd_d = _ev(s, br, k, level, True)

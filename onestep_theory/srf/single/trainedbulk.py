@@ -26,7 +26,7 @@ import sympy as sp
 
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import to_exact, to_float, to_mpf
-from ...core.precision import arb_to_mpf, working_digits
+from ...core.precision import arb_to_mpf, ulps, working_digits
 from ...hermite.activation import Activation
 from ...hermite.evaluate import arb_callable
 from ...hermite.expressions import breakpoints
@@ -110,7 +110,7 @@ def _solve(L: StepLaw, t, start=None):
     r"""The fixed point :math:`(\delta,\bar\kappa)` of trained-bulk.md (5)–(6) at (real or complex) ``t`` by Newton
     on :math:`F(\delta,\bar\kappa)=0`; returns ``(delta, kbar, e, beta')``."""
     mp = isinstance(t, (mpmath.mpf, mpmath.mpc))
-    tiny = mpmath.mpf(10) ** (3 - working_digits()) if mp else 1e-15
+    tiny = ulps(3, why="1000 ulps: below it a value is rounding") if mp else 1e-15
     b, tau = L.beta, L.tau
     # start: the isotropic (Marchenko-Pastur, scale c) solution
     if start is None:

@@ -15,7 +15,7 @@ import sympy as sp
 from ...core.caches import cached
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import binary_exact, float_in, to_exact, to_float, to_mpf
-from ...core.precision import asked_digits, precision, working_digits
+from ...core.precision import asked_digits, precision, ulps
 from ...core.results import digits_of
 from ...hermite.activation import Activation
 from .realaxis import (EPS, comb_reach, find_edges, moments, moments_cached, polish_edge, polish_point, prepare,
@@ -137,7 +137,7 @@ def _polish(student, r, c, alpha, beta, xs, exact_xs, inside, sol, E, eerr, dens
     al_m, be_m, c_m = (to_mpf(to_exact(v)) for v in (alpha, beta, c))
     a_m = al_m / be_m
     Mm = [prepare(tuple(moments(student, r, c, level, mp=True)[i] for i in (0, 2, 3))) for level in (0, 1)]
-    ulp = mpmath.mpf(10) ** -(working_digits() - 2)
+    ulp = ulps(2, why="the rounding of the moments' sums over the κ-rule: 100 ulps")
     edges, errs = [], []
     for e, ee in zip(E, eerr):
         if e[1] is None:                # a hard edge at 0: exact (n = p) or known to within the first scan point
