@@ -129,3 +129,17 @@ def test_store_that_cannot_be_written_is_read_as_a_snapshot(tmp_path, capsys, mo
             st.put("traces", {"lam": 0.1}, 50, 1, {"m1": 5.6}, seconds=0.1)
         assert st.count() == 1
     assert path.read_bytes() == before
+
+
+def test_a_step_past_the_theory_range_is_refused_before_it_overflows(capsys):
+    """`simulate giant-step --eta 1e308` ran the step (numpy 'overflow encountered in matmul' on stderr) before the
+    theory column refused it: two lines. Now one line, before any draw; the ablation's simulator likewise."""
+    from onestep_theory import InvalidParameterError
+    from onestep_theory.simulate.ablation import sim_ablation
+
+    assert main(["simulate", "giant-step", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "1e308",
+                 "--alpha", "3", "--beta", "1", "--lam", "0.1", "--d", "40"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--eta" in err and "overflow" not in err, err
+    with pytest.raises(InvalidParameterError, match="eta"):
+        sim_ablation("tanh", "sin", 40, alpha0=20, eta=1e308, alpha=3, beta=1, lam=0.1)

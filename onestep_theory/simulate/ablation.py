@@ -69,6 +69,8 @@ import time
 import numpy as np
 
 from ..core.errors import InvalidParameterError
+from ..core.exact import check_real
+from ..srf.features.mapping import MAX_ETA
 from ..core.results import provenance
 from ..srf.features.cge import cge_coeffs
 from .memory import ablation_peak
@@ -266,7 +268,7 @@ def sim_ablation(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, nois
     lam = float(lam)
     if not (math.isfinite(lam) and lam > 0):
         raise InvalidParameterError("lam", lam, "one ridge lambda > 0")
-    eta = nonnegative(eta, "eta")
+    eta = float(check_real(eta, "eta", 0, MAX_ETA))      # the theory's range; beyond, the step overflows
     noise_var = nonnegative(noise_var, "noise_var")
     n_test = int(n_test)
     if n_test < 100:

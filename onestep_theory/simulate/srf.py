@@ -21,6 +21,8 @@ import time
 import numpy as np
 
 from ..core.errors import InvalidParameterError
+from ..core.exact import check_real
+from ..srf.features.mapping import MAX_ETA
 from ..core.results import provenance
 from ..srf.single.priors import empirical_from_weights
 from ..srf.grouped.readout import group_index, group_params
@@ -102,7 +104,7 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
     u_groups = np.repeat(np.array(rd.floats()[0]), [b.stop - b.start for b in blocks]) if blocks else None
     lams = lam_grid(lam)
     check_reps(reps)
-    eta = nonnegative(eta, "eta")
+    eta = float(check_real(eta, "eta", 0, MAX_ETA))      # the theory's range; beyond, the step overflows
     noise_var = nonnegative(noise_var, "noise_var")
     t0, rows = time.perf_counter(), []
     for k, (rw, rtr, rte) in enumerate(spawn(seed, reps)):
