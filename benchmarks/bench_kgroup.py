@@ -18,6 +18,12 @@ CPU (6.3x; 7.1x wall; the 104 printed values agree within their errors); 12-grou
 40.1 s -> 21.1 s (1.9x), of which the two Arb κ-rule setups (``srf.features.kappa.group_setup``) are about 18 s before
 and after; float64 12 groups and the two-group commands unchanged (0.9-1.2x).  With the environment's BLAS threads
 on a loaded machine the old 12-group spectrum ran for more than 14 minutes (6 CPU minutes) against 12 s.
+
+Issue-31 audit (``--baseline 3f42e90~1 --quick --threads 1``: the parent of the speed commit, against 71bb134; load
+~7 on 2 cores): 12-group ``spectrum --readout`` 32.9 s -> 4.9 s CPU (6.7x; 7.0x wall; 104 values agree);
+12-group ``srf --readout --dps 30`` 47.9 s -> 23.7 s CPU (2.0x: below the issue's 5x; a profile puts ~75 % of the
+new time in the two Arb κ-rule setups, ``srf.features.smoothing._smooth_arb``, one Arb call of the student per
+inner node per κ node per group); float64 12 groups 2.3 s -> 1.7 s (1.3x).
 """
 
 import argparse
