@@ -26,7 +26,7 @@ import sympy as sp
 from ...core.caches import cached
 from ...core.errors import InvalidParameterError
 from ...core.exact import to_float
-from ...core.precision import arb_to_mpf, precision, tolerance
+from ...core.precision import arb_to_mpf, past_asked, precision, tolerance
 from ...core.results import VouchedResult, provenance
 from ...hermite.activation import Activation
 from ...hermite.evaluate import as_arb
@@ -55,10 +55,11 @@ def cge_coeffs(student, r, c, kappa, *, backend: str | None = None, nodes: int =
             if not as_arb(c) > 0:
                 raise InvalidParameterError("c", c, "a real number > 0")
             k = np.atleast_1d(np.asarray(kappa, dtype=object))
-            # the inner rules' accuracy (a target, not a precision): 3 digits past those wanted, so that their
-            # discretisation error stays below the last digit (as smooth's; docs/theory/numerics.md §3)
+            # the inner rules' accuracy (a target, not a precision), as smooth's (docs/theory/numerics.md §3)
+            # k: 3 digits past those wanted, so that their discretisation error stays below the last digit
+            want = digits + 3 if digits else past_asked(3, why="the rules' discretisation below the last digit")
             arrs = cge_arb(student, as_arb(r), as_arb(c), [as_arb(v) for v in k.ravel()],
-                           backend=backend, nodes=nodes, digits=(digits or dps) + 3, level=level)
+                           backend=backend, nodes=nodes, digits=want, level=level)
             out = tuple(np.array([arb_to_mpf(v) for v in arr], dtype=object).reshape(k.shape) for arr in arrs)
         return out
     c_f = float(c)

@@ -28,7 +28,7 @@ import sympy as sp
 from ...core.caches import cached, cached_at_precision
 from ...core.errors import HypothesisError, InvalidParameterError
 from ...core.exact import check_range, check_real, to_exact, to_mpf
-from ...core.precision import REFINE_DIGITS, asked_digits, precision, refined, working_digits
+from ...core.precision import REFINE_DIGITS, asked_digits, precision, refined, tolerance, working_digits
 from ...core.results import VouchedResult, provenance
 from ...hermite.activation import Activation, numeric_second_moment
 
@@ -88,9 +88,9 @@ def _checked(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
     with refined(5 + REFINE_DIGITS, why="the reference of the error estimate"):
         hi = _values(s, t, a0, et, dv, c_formula, strict_odd)
     keys = ("r", "c", "gamma", "mu1", "mu1_check_sq", "mu1_star", "mu2_star")
+    rnd = tolerance(4, float, why="the values' rounding: carried to D + 5 digits, counted at D + 4")
     with refined(REFINE_DIGITS, why="the change between the two, free of rounding"):
-        lo.errors = {k: float(abs(getattr(lo, k) - getattr(hi, k)))
-                     + 10.0 ** -(asked + 4) * max(1.0, abs(float(getattr(lo, k))))   # the values' rounding, D + 4
+        lo.errors = {k: float(abs(getattr(lo, k) - getattr(hi, k))) + rnd * max(1.0, abs(float(getattr(lo, k))))
                      for k in keys}
     lo.dps = asked
     lo.provenance = dict(lo.provenance, dps=asked)      # the digits asked; working_dps: the values' working precision

@@ -135,7 +135,7 @@ class KGroupFit(VouchedResult):
 def kgroup_work(K: int, dps) -> int:
     """Work estimate of :func:`solve_kgroup` in units of about a millisecond here (the Arb κ-rules of K groups
     grow like the digits squared); float64 counts as 16 digits."""
-    return int(K * ((dps or 6) + 10) ** 2)
+    return int(K * ((dps or 6) + 10) ** 2)      # k: 10, the guard digits: the work grows with the working digits
 
 
 def check_kgroup_work(K: int, dps) -> None:

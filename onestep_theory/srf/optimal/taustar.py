@@ -34,7 +34,7 @@ from ...core.caches import cached
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, check_real, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import MAX_LEVEL, Target, asked_digits, precision, refine, ulps
+from ...core.precision import MAX_LEVEL, Target, asked_digits, past_asked, precision, refine, tolerance, ulps
 from ...core.results import VouchedResult, digits_of, provenance
 from ...core.search import grid_basin
 from ...hermite.activation import Activation
@@ -164,9 +164,10 @@ def _limit_tau(s: Activation, t: Activation, sign: int, mp: bool):
     ex = sp.simplify(f**2) if act is None else act.second_moment(None)
     if isinstance(ex, sp.Basic):
         return (to_mpf(ex) if mp else float(ex)), 0.0, ex
-    d = asked_digits()      # 2 digits beyond those asked (rounding 10^-(d+2)), the error's reference 5 finer still
-    v1, v2 = act.second_moment(d + 2), act.second_moment(d + 7)
-    return (+v2 if mp else float(v2)), float(abs(v1 - v2)) + 10.0 ** -(d + 2) * float(abs(v2)), None
+    # the digits asked of ||.||^2: 2 beyond those asked (its rounding 10^-(D+2)), the error's reference 5 finer still
+    d2, d7 = (past_asked(k, why="2 digits beyond those asked, the reference 5 finer") for k in (2, 7))
+    v1, v2 = act.second_moment(d2), act.second_moment(d7)
+    return (+v2 if mp else float(v2)), float(abs(v1 - v2)) + 10.0 ** -d2 * float(abs(v2)), None
 
 
 # --------------------------------------------------------------------------- τ(κ) on the κ-rule
@@ -316,7 +317,7 @@ def _noise_interval(s, br, k, level, mp, err_k):
     """``err_k``, widened (×10 at a time) until τ' at κ ± err is beyond its rounding floor with the signs of a
     minimum: the linear estimate fails at a degenerate minimum (τ'' = 0, e.g. τ = 2 + 15κ⁶ for He3/He2).  A zero
     ``err_k`` starts 5 digits below the last one asked (15 in float64)."""
-    e = e0 = 4 * err_k or 10.0 ** -((asked_digits() if mp else 15) + 5)
+    e = e0 = 4 * err_k or (tolerance(5, float, why="5 digits below the last one asked") if mp else 10.0 ** -20)
     while e <= 1 + abs(float(k)):
         lo, hi = _ev(s, br, k - e, level, mp), _ev(s, br, k + e, level, mp)
         if lo[1] < -lo[3] and hi[1] > hi[3]:
