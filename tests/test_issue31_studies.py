@@ -143,3 +143,18 @@ def test_a_step_past_the_theory_range_is_refused_before_it_overflows(capsys):
     assert len(err.splitlines()) == 1 and "--eta" in err and "overflow" not in err, err
     with pytest.raises(InvalidParameterError, match="eta"):
         sim_ablation("tanh", "sin", 40, alpha0=20, eta=1e308, alpha=3, beta=1, lam=0.1)
+
+
+def test_grouped_readout_says_not_measured(capsys):
+    """`srf --readout` with (alpha0, eta): the map measured the uniform readout only; the K-group path said nothing
+    about the network, now "not measured near this setting" (text and JSON), and never a measured gap."""
+    import json
+
+    base = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "3", "--beta",
+            "1", "--lam", "0.1", "--readout", "1:0.5,2:0.5"]
+    assert main(base) == 0
+    net = [ln for ln in capsys.readouterr().out.splitlines() if "one-step network" in ln]
+    assert len(net) == 1 and "not measured near this setting" in net[0] and "%" not in net[0], net
+    assert main(base + ["--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["network"]
+    assert got["match"] is None and got["entry"] is None and "uniform readout" in got["reason"]

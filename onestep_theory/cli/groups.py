@@ -103,6 +103,11 @@ def run_srf_groups(args):
     lines.append(f"({sol.method})")
     if sol.reduced is None:
         lines.append("error budget: " + ", ".join(f"{k} {v}" for k, v in d["errors"].items() if k != "test_error"))
+    if getattr(args, "alpha0", None) is not None:     # the network map measured the uniform readout only (issue 31)
+        why = f"the map measured the uniform readout a0 = 1/sqrt(p) only; here --readout {sol.readout['label']}"
+        out["network"] = {"match": None, "reason": why, "entry": None, "bracket": None}
+        lines.append(f"against the one-step network: not measured near this setting ({why}; the map: "
+                     "docs/studies/mechanism.md).")
     emit(args, out, "\n".join(lines))
     return 0
 
