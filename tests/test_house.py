@@ -483,8 +483,13 @@ def test_precision_is_set_once_at_the_boundary():
 
 
 def _precision_operand(node, rule: bool) -> bool:
-    """A name of PRECISION_ARGS, or an attribute so named (mp.dps, args.dps); ``digits`` not inside a function of
+    """A name of PRECISION_ARGS, or an attribute so named (mp.dps, args.dps), or the ambient precision read
+    (``asked_digits()``, ``working_digits()``, ``boundary_digits(...)``); ``digits`` not inside a function of
     ACCURACY_TARGETS (``rule``), where it is a quadrature rule's accuracy."""
+    if isinstance(node, ast.Call):
+        node = node.func
+        return (node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)) in {
+            "asked_digits", "working_digits", "boundary_digits"}
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     return name in PRECISION_ARGS and not (rule and name == "digits")
 
@@ -499,7 +504,7 @@ def test_no_dps_plus_k_without_its_derivation():
         if rel == "core/precision.py":
             continue
         text = p.read_text()
-        if not re.search(r"\b(" + "|".join(PRECISION_ARGS) + r")\b", text):
+        if not re.search(r"\b(" + "|".join(PRECISION_ARGS) + r"|asked_digits|working_digits|boundary_digits)\b", text):
             continue
         lines, tree = text.splitlines(), ast.parse(text)
         rule = {id(m) for f in ast.walk(tree) if rel in ACCURACY_TARGETS and isinstance(f, ast.FunctionDef)

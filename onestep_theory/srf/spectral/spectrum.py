@@ -25,7 +25,7 @@ import sympy as sp
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import binary_exact, check_dps, check_real, float_in, to_exact, to_float, to_mpf
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import precision, working_digits
+from ...core.precision import precision, ulps
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from .realaxis import EPS, moments
@@ -110,7 +110,7 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
         Mm = moments(student, r, c, level, mp=True)
         zm = mpmath.mpc(z) if not isinstance(z, str) else mpmath.mpc(mpmath.mpf(z))
         al_m, be_m, c_m = (v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v)) for v in (alpha, beta, c))
-        tol = mpmath.mpf(10) ** -(working_digits() - 3)         # converged: 1000 ulps of the working precision
+        tol = ulps(3, why="converged: 1000 ulps of the working precision")
         Jm = mpmath.matrix(Jinv.tolist())
         V = [mpmath.mpc(v) for v in V]
         step = mpmath.inf
@@ -136,15 +136,9 @@ def stieltjes_checked(student, z, *, r, c, alpha, beta, dps=None, init=None):
         out.append((V, step))
     (V0, _), (V1, step) = out
     with precision(dps or 15):
-        rnd = 1e-14 if dps is None else _rounding(2)
+        rnd = 1e-14 if dps is None else ulps(2, float, why="a sum over a κ-rule: 100 ulps")
     errs = [float(abs(a - b)) + float(step) + rnd * max(1.0, float(abs(a))) for a, b in zip(V1, V0)]
     return V1[0], V1[1], errs[0], errs[1]
-
-
-def _rounding(k):
-    """:math:`10^{-(w-k)}`, :math:`10^k` units of the last of the ambient working digits w: the rounding of a value
-    computed there (k = 2 for a sum over a κ-rule, k = 1 for an exact value rounded once)."""
-    return 10.0 ** -(working_digits() - k)
 
 
 def density(student, xs, *, r, c, alpha, beta, eta=None, nodes=None):
@@ -251,7 +245,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
                 w, mu0, _, _ = moments(student, r, c, level, mp=True)
                 sp_vals.append(to_mpf(to_exact(alpha)) * (w @ (mu0 * mu0)))
     with precision(dps or 15):
-        rnd = 1e-14 if dps is None else _rounding(2)
+        rnd = 1e-14 if dps is None else ulps(2, float, why="a sum over a κ-rule: 100 ulps")
     sp_err = float(abs(sp_vals[1] - sp_vals[0])) + rnd
     with precision(dps or 15):        # the atom (1 - alpha/beta)_+ is exact: its error is its rounding
         # a student without a nonlinear part (affine in x) has rank(Phi) <= d (+ O(1)): the atom is
@@ -262,7 +256,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
         rank = sp.Min(to_exact(alpha, "alpha"), 1) if affine else to_exact(alpha, "alpha")
         atom = sp.Max(0, 1 - rank / to_exact(beta, "beta"))
         atom = float(atom) if dps is None else to_mpf(atom)
-        atom_err = float(abs(atom)) * (EPS if dps is None else _rounding(1))
+        atom_err = float(abs(atom)) * (EPS if dps is None else ulps(1, float, why="an exact value rounded once"))
     errors = {"density": derr, "edges": eerr, "stieltjes": sterr, "mean_spike_per_d": sp_err,
               "atom_at_zero": atom_err}
     if dps is not None:
