@@ -442,7 +442,7 @@ ACCURACY_TARGETS = {
     "hermite/quadrature.py": {"normal_rule"},
     "srf/features/kappa.py": {"srf_setup", "_setup", "_setup64", "_setup_mp", "group_setup", "_group", "_group64",
                               "_group_mp", "_group_arb"},
-    "srf/features/cge.py": {"cge_arb", "cge_curvature"}, "srf/features/smoothing.py": {"smooth_arb"},
+    "srf/features/cge.py": {"cge_arb", "cge_curvature", "cge_coeffs"}, "srf/features/smoothing.py": {"smooth_arb"},
 }
 
 
