@@ -437,11 +437,10 @@ PRECISION_RECORDS = {"core/results.py": {"provenance"}}
 PRECISION_ARGS = {"dps", "digits", "wd", "prec", "workdps", "target_dps", "hi_dps"}
 #: Functions whose ``digits`` is a quadrature rule's accuracy target (what the rule is built for: 16 in float64, the
 #: digits asked + 2 at a boundary's precision), not a precision: they may take ``digits`` and no other of the above.
-#: (The private steps and helpers of quadrature and smoothing call it ``accuracy``; the public keywords stay.)
+#: (Their private steps and helpers call it ``accuracy``; the public keywords stay.)
 ACCURACY_TARGETS = {
     "hermite/quadrature.py": {"normal_rule"},
-    "srf/features/kappa.py": {"srf_setup", "_setup", "_setup64", "_setup_mp", "group_setup", "_group", "_group64",
-                              "_group_mp", "_group_arb"},
+    "srf/features/kappa.py": {"srf_setup", "group_setup"},
     "srf/features/cge.py": {"cge_arb", "cge_curvature", "cge_coeffs"}, "srf/features/smoothing.py": {"smooth_arb"},
 }
 

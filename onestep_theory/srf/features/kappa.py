@@ -141,16 +141,16 @@ def rule_digits(mp: bool) -> float:
 
 
 @cached(maxsize=48)
-def _setup64(s, t, r, c, gamma, digits, level, kappa_nodes, inner_nodes, curvature=False):
-    return _setup(s, t, r, c, gamma, digits, level, False, kappa_nodes, inner_nodes, curvature)
+def _setup64(s, t, r, c, gamma, accuracy, level, kappa_nodes, inner_nodes, curvature=False):
+    return _setup(s, t, r, c, gamma, accuracy, level, False, kappa_nodes, inner_nodes, curvature)
 
 
 @cached_at_precision(maxsize=48)
-def _setup_mp(s, t, r, c, gamma, digits, level, kappa_nodes, inner_nodes, curvature=False):
-    return _setup(s, t, r, c, gamma, digits, level, True, kappa_nodes, inner_nodes, curvature)
+def _setup_mp(s, t, r, c, gamma, accuracy, level, kappa_nodes, inner_nodes, curvature=False):
+    return _setup(s, t, r, c, gamma, accuracy, level, True, kappa_nodes, inner_nodes, curvature)
 
 
-def _setup(s, t, r, c, gamma, digits, level, mp, kappa_nodes, inner_nodes, curvature):
+def _setup(s, t, r, c, gamma, accuracy, level, mp, kappa_nodes, inner_nodes, curvature):
     rf, cf, gf = float(r), float(c), float(gamma)
     hard, soft, hmax = kappa_features(s, t, rf, cf, gf)
     ps, pt = _parity(s), _parity(t)
@@ -160,49 +160,49 @@ def _setup(s, t, r, c, gamma, digits, level, mp, kappa_nodes, inner_nodes, curva
             k, w = gauss_hermite(kappa_nodes)
             mirror = True
         else:
-            rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax)
+            rule = normal_rule(hard, soft, digits=accuracy, level=level, hmax=hmax)
             k, w, mirror = rule.nodes, rule.weights, rule.mirror
         rho = math.sqrt(max(0.0, 1 - gf * gf))
         sc = math.sqrt(cf)
 
         def stud(kk):
             gh = inner_gh if inner_gh and not breakpoints(s.expr) else {}
-            e0, e1, e2 = smooth(s, rf * kk, sc, digits=digits, level=level, **gh)
+            e0, e1, e2 = smooth(s, rf * kk, sc, digits=accuracy, level=level, **gh)
             m1 = e1 / sc
             return e0, m1, np.maximum(0.0, e2 - e0 * e0 - cf * m1 * m1)
 
         def teach(kk):
             gh = inner_gh if inner_gh and not breakpoints(t.expr) else {}
-            return smooth(t, gf * kk, rho, digits=digits, level=level, **gh)
+            return smooth(t, gf * kk, rho, digits=accuracy, level=level, **gh)
 
         mu0, mu1, mus2 = _mirrored(stud, k, mirror, ps)
         h, e1, h2 = _mirrored(teach, k, mirror, pt)
         dmu0 = None
         if curvature:
-            dmu0 = _mirrored(lambda kk: (cge_curvature(s, rf, cf, kk, digits=digits, level=level),), k, mirror,
+            dmu0 = _mirrored(lambda kk: (cge_curvature(s, rf, cf, kk, digits=accuracy, level=level),), k, mirror,
                              _parity(second_derivative(s)))[0]
         nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
-        return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rf, cf, gf, False, None, nodes, level, digits, dmu0)
+        return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rf, cf, gf, False, None, nodes, level, accuracy, dmu0)
     dps = working_digits()
     with workdps(dps):                            # Arb kept in step with mpmath's ambient precision
         if kappa_nodes:
             kz, wz = gauss_hermite(kappa_nodes, mp=True)
             k_arb, w_arb, mirror = [mpf_to_arb(v) for v in kz], [mpf_to_arb(v) for v in wz], True
         else:
-            rule = normal_rule(hard, soft, digits=digits, level=level, hmax=hmax, arb=True)
+            rule = normal_rule(hard, soft, digits=accuracy, level=level, hmax=hmax, arb=True)
             k_arb, w_arb, mirror = list(rule.nodes), list(rule.weights), rule.mirror
         ra, ca, ga = (as_arb(v) for v in (r, c, gamma))
         rho = (1 - ga * ga).sqrt() if ga * ga < 1 else flint.arb(0)
 
         def stud(kk):
             gh = inner_gh if inner_gh and not breakpoints(s.expr) else {}
-            return cge_arb(s, ra, ca, list(kk), digits=digits, level=level, **gh)
+            return cge_arb(s, ra, ca, list(kk), digits=accuracy, level=level, **gh)
 
         def teach(kk):
             gh = inner_gh if inner_gh and not breakpoints(t.expr) else {}
             backend = gh.get("backend") or default_backend(t)
             return smooth_arb(t, np.array([ga * v for v in kk], dtype=object), rho, backend=backend,
-                              digits=digits, level=level, nodes=inner_nodes or 61)
+                              digits=accuracy, level=level, nodes=inner_nodes or 61)
 
         karr = np.array(k_arb, dtype=object)
         st = _mirrored(stud, karr, mirror, ps)
@@ -217,14 +217,14 @@ def _setup(s, t, r, c, gamma, digits, level, mp, kappa_nodes, inner_nodes, curva
 
             def curv(kk):
                 e0 = smooth_arb(d2, np.array([ra * v for v in kk], dtype=object), ca.sqrt(),
-                                backend=default_backend(d2), digits=digits, level=level)[0]
+                                backend=default_backend(d2), digits=accuracy, level=level)[0]
                 return ([half * v for v in np.atleast_1d(e0).ravel()],)
 
             dmu0 = conv(_mirrored(curv, karr, mirror, _parity(d2))[0])
         k, w = conv(karr), conv(np.array(w_arb, dtype=object))
         rm, cm, gm = (arb_to_mpf(v) for v in (ra, ca, ga))
     nodes = (len(k), f"GH {inner_nodes}" if inner_nodes else "panels")
-    return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rm, cm, gm, True, dps, nodes, level, digits, dmu0)
+    return SRFSetup(k, w, mu0, mu1, mus2, h, e1, h2, rm, cm, gm, True, dps, nodes, level, accuracy, dmu0)
 
 
 @dataclasses.dataclass
@@ -275,40 +275,40 @@ def group_setup(student, teacher, spikes, cs, gamma, *, level: int = 0, digits: 
 
 
 @cached(maxsize=32)
-def _group64(s, t, spikes, cs, gamma, level, digits):
-    return _group(s, t, spikes, cs, gamma, level, digits, False)
+def _group64(s, t, spikes, cs, gamma, level, accuracy):
+    return _group(s, t, spikes, cs, gamma, level, accuracy, False)
 
 
 @cached_at_precision(maxsize=32)
-def _group_mp(s, t, spikes, cs, gamma, level, digits):
-    return _group(s, t, spikes, cs, gamma, level, digits, True)
+def _group_mp(s, t, spikes, cs, gamma, level, accuracy):
+    return _group(s, t, spikes, cs, gamma, level, accuracy, True)
 
 
-def _group(s, t, spikes, cs, gamma, level, digits, mp):
+def _group(s, t, spikes, cs, gamma, level, accuracy, mp):
     gf = float(gamma)
     hard, soft, hmax = set(), [], 1.0
     for rj, cj in zip(spikes, cs):
         hj, sj, mj = kappa_features(s, t, float(rj), float(cj), gf)
         hard, hmax = hard | set(hj), min(hmax, mj)
         soft += [f for f in sj if f not in soft]
-    rule = normal_rule(tuple(sorted(hard, key=float)), tuple(soft), digits=digits, level=level, hmax=hmax, arb=mp)
+    rule = normal_rule(tuple(sorted(hard, key=float)), tuple(soft), digits=accuracy, level=level, hmax=hmax, arb=mp)
     if mp:
-        return _group_arb(s, t, rule, spikes, cs, gamma, level, digits)
+        return _group_arb(s, t, rule, spikes, cs, gamma, level, accuracy)
     k, w = rule.nodes, rule.weights
     rho = math.sqrt(max(0.0, 1 - gf * gf))
     mu0, mu1, mus2 = [], [], []
     for rj, cj in zip(spikes, cs):
         sc = math.sqrt(cj)
-        e0, e1, e2 = smooth(s, rj * k, sc, digits=digits, level=level)
+        e0, e1, e2 = smooth(s, rj * k, sc, digits=accuracy, level=level)
         m1 = e1 / sc
         mu0.append(e0)
         mu1.append(m1)
         mus2.append(np.maximum(0.0, e2 - e0 * e0 - cj * m1 * m1))
-    h, h1, h2 = smooth(t, gf * k, rho, digits=digits, level=level)
+    h, h1, h2 = smooth(t, gf * k, rho, digits=accuracy, level=level)
     return GroupSetup(k, w, np.array(mu0), np.array(mu1), np.array(mus2), h, h1, h2, spikes, cs, gf, level)
 
 
-def _group_arb(s, t, rule, spikes, cs, gamma, level, digits):
+def _group_arb(s, t, rule, spikes, cs, gamma, level, accuracy):
     """The Arb path of :func:`group_setup`: every group's (15) and the teacher's moments on the mirrored rule, at
     the ambient precision."""
     dps = working_digits()
@@ -320,11 +320,11 @@ def _group_arb(s, t, rule, spikes, cs, gamma, level, digits):
         rows = []
         for rj, cj in zip(spikes, cs):
             ra, ca = as_arb(rj), as_arb(cj)
-            st = _mirrored(lambda kk: cge_arb(s, ra, ca, list(kk), digits=digits, level=level), karr, rule.mirror,
+            st = _mirrored(lambda kk: cge_arb(s, ra, ca, list(kk), digits=accuracy, level=level), karr, rule.mirror,
                            _parity(s))
             rows.append([conv(v) for v in st])
         te = _mirrored(lambda kk: smooth_arb(t, np.array([ga * v for v in kk], dtype=object), rho,
-                                             backend=default_backend(t), digits=digits, level=level),
+                                             backend=default_backend(t), digits=accuracy, level=level),
                        karr, rule.mirror, _parity(t))
         h, h1, h2 = (conv(v) for v in te)
         k, w = conv(karr), conv(np.array(list(rule.weights), dtype=object))
