@@ -123,6 +123,9 @@ REFUSED = [
     ("__import__('os').system('echo hi')", "whitelisted"), ("nan", "unknown name"), ("oo*yhat**2", "unknown name"),
     ("zoo", "unknown name"), ("x**2", "unknown name"), ("Abs(y-yhat)+I*yhat", "unknown name"), ("", "cannot parse"),
     ("-log(1+exp(-y*yhat))", "not convex"), ("exp(yhat**10)", "float64"),
+    # found by this audit: finite in float64 but squared by the channel; was exit 3 "no valid fixed point (residual
+    # inf)" after 94 s
+    ("1e300*(y-yhat)**2", "rescale the loss"), ("1e151*Abs(y-yhat)", "rescale the loss"),
 ]
 
 

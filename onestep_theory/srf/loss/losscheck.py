@@ -4,8 +4,9 @@ A user loss :math:`\ell(y,\hat y)` is refused, with one line naming what fails, 
 meet (a default set, then the teacher's values):
 
 * it depends on :math:`\hat y` (a constant loss leaves the readout to the ridge alone: no channel);
-* it and its :math:`\hat y`-derivative are finite float64 numbers for :math:`|\hat y|\le 10` (the general
-  channel is float64; NaN or overflow there would poison the averages);
+* it and its :math:`\hat y`-derivative are finite float64 numbers for :math:`|\hat y|\le 10`, at most
+  :data:`HUGE` = 1e150 in modulus (the general channel is float64 and squares them; NaN or overflow there would
+  poison the averages: ``1e300*(y - yhat)**2`` ended in "no valid fixed point (residual inf)", exit 3);
 * it is convex in :math:`\hat y` — symbolically where SymPy decides the sign of :math:`\partial^2_{\hat y}\ell`,
   otherwise numerically: the second differences on uniform grids (:math:`h=10^{-2}` on :math:`[-10,10]`,
   :math:`h=10^{-5}` near 0, :math:`h=0.2` on :math:`[-200,200]` where finite) must not be negative beyond
@@ -38,6 +39,8 @@ LABELS_CLASSIFY = (-1.0, 1.0)
 _KINKED = (sp.Abs, sp.Max, sp.Min, sp.Heaviside, sp.sign, sp.Piecewise, sp.floor, sp.ceiling, sp.frac,
            sp.DiracDelta)
 _EPS = 2.0 ** -52
+#: largest |value| or |yhat-derivative| on |yhat| <= 10: the channel's float64 averages hold their squares
+HUGE = 1e150
 _GRIDS = (np.linspace(-10, 10, 2001), np.linspace(-1e-2, 1e-2, 2001), np.linspace(-200, 200, 2001))
 
 
@@ -127,6 +130,12 @@ def check_loss(L, labels):
         what = "value" if not np.isfinite(f[i, j]) else "yhat-derivative"
         _refuse(L, f"its {what} is {f[i, j] if what == 'value' else g[i, j]} at y={ys[i, 0]:g}, yhat={x[0, j]:g} "
                    "(the general channel works in float64 for |yhat| <= 10)")
+    big = np.maximum(np.abs(f), np.abs(g))
+    if big.max() > HUGE:                 # finite, but its square overflows in the channel's averages (1e300 * ...)
+        i, j = np.unravel_index(int(np.argmax(big)), big.shape)
+        _refuse(L, f"its magnitude reaches {big[i, j]:.3g} at y={ys[i, 0]:g}, yhat={x[0, j]:g}: the general channel "
+                   f"squares value and yhat-derivative in float64 (at most {HUGE:.0e} for |yhat| <= 10); rescale "
+                   "the loss (and lam with it)")
     if np.all(np.ptp(f, axis=1) <= 1e-14 * (1 + np.max(np.abs(f), axis=1))) and np.all(g == 0):
         _refuse(L, "it is constant in yhat (does not depend on yhat)")
     _check_convex(L, ys)
