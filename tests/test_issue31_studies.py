@@ -158,3 +158,25 @@ def test_grouped_readout_says_not_measured(capsys):
     assert main(base + ["--json"]) == 0
     got = json.loads(capsys.readouterr().out)["network"]
     assert got["match"] is None and got["entry"] is None and "uniform readout" in got["reason"]
+
+
+@pytest.mark.slow
+def test_refused_study_leaves_no_store_and_simulate_names_the_teacher(tmp_path):
+    """Lead's audit of R's leftovers: a study refused on its parameters (hinge with a non-binary teacher) leaves no
+    empty store behind; ``simulate`` names the teacher that is not ±1; an empty --store is named as such."""
+    import subprocess
+    import sys
+    base = [sys.executable, "-m", "onestep_theory"]
+    model = ["--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "3", "--beta", "1",
+             "--lam", "0.1", "--d", "50"]
+    store = tmp_path / "h.sqlite"
+    r = subprocess.run(base + ["study", "giant-step", *model, "--reps", "2", "--loss", "hinge", "--store", str(store)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not list(tmp_path.iterdir())
+    r = subprocess.run(base + ["simulate", "giant-step", *model, "--loss", "hinge"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "--teacher=sin" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = subprocess.run(base + ["study", "giant-step", *model, "--reps", "2", "--store", ""], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and "empty path" in r.stderr, r.stderr

@@ -80,6 +80,8 @@ def add_dps(p, default=15):
 def output_path(text):
     """Argument type of an output file: checked before any work starts (its folder exists and is
     writable, and the path is not a folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a file name")
     path = os.path.abspath(text)
     folder = os.path.dirname(path) or "."
     if os.path.isdir(path):

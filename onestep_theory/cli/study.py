@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from .common import (Progress, add_json, cli_context, command, emit, float_arg, float_list, int_in, output_path,
@@ -76,18 +77,15 @@ def _run(args):
         raise InvalidParameterError("--max-wait", f"{args.max_wait:g}", "seconds in [0, 604800]")
     plan_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare,
                exponents=tuple(args.exponents), workers=args.workers)   # every check before the store is touched
-    with ResultStore(args.store) as st:
-        tag = dict(protocol_of(args.protocol).simulation_params(params), root_seed=args.seed)
-        done = sum(st.has(args.protocol, tag, d, k) for d, n in zip(sizes, reps) for k in range(n))
-        if done and not args.resume:
-            raise InvalidParameterError("--store", args.store, f"a new store, or --resume: it already holds {done} "
-                                        "finished task(s) of this study")
-        res = run_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare, store=st,
-                        root_seed=args.seed, exponents=tuple(args.exponents), workers=args.workers,
-                        scheduler=args.scheduler, progress=Progress("study", args.quiet, unit="task", eta=True),
-                        target_se=args.target_se, max_reps=args.max_reps, tolerance=args.tolerance / 100,
-                        max_wait=args.max_wait,
-                        on_wait=None if args.quiet else lambda msg: print(f"study: {msg}", file=sys.stderr))
+    fresh = not os.path.exists(args.store)
+    try:
+        res = _execute(args, params, sizes, reps, ResultStore, protocol_of, run_study)
+    except InvalidParameterError:
+        if fresh and os.path.exists(args.store) and not _rows(args.store, ResultStore):
+            for suffix in ("", "-wal", "-shm"):     # a study refused on its parameters leaves no empty store behind
+                if os.path.exists(args.store + suffix):
+                    os.remove(args.store + suffix)
+        raise
     out = res.to_dict()
     run = out["run"]
     out["run"] = {"executed": run["executed"], "reused": run["reused"]}    # stdout: the same for the same study
@@ -208,6 +206,33 @@ def _setup(p):
     p.add_argument("--quiet", action="store_true")
     add_json(p)
     return _run
+
+
+def _execute(args, params, sizes, reps, ResultStore, protocol_of, run_study):
+    """Run the study in its store (``--resume`` checked against what the store holds)."""
+    from ..core.errors import InvalidParameterError
+    with ResultStore(args.store) as st:
+        tag = dict(protocol_of(args.protocol).simulation_params(params), root_seed=args.seed)
+        done = sum(st.has(args.protocol, tag, d, k) for d, n in zip(sizes, reps) for k in range(n))
+        if done and not args.resume:
+            raise InvalidParameterError("--store", args.store, f"a new store, or --resume: it already holds {done} "
+                                        "finished task(s) of this study")
+        res = run_study(args.protocol, params, sizes, reps, key=args.key, compare=args.compare, store=st,
+                        root_seed=args.seed, exponents=tuple(args.exponents), workers=args.workers,
+                        scheduler=args.scheduler, progress=Progress("study", args.quiet, unit="task", eta=True),
+                        target_se=args.target_se, max_reps=args.max_reps, tolerance=args.tolerance / 100,
+                        max_wait=args.max_wait,
+                        on_wait=None if args.quiet else lambda msg: print(f"study: {msg}", file=sys.stderr))
+    return res
+
+
+def _rows(path, ResultStore):
+    """Whether the store at ``path`` holds any row (a store that cannot be read counts as holding some)."""
+    try:
+        with ResultStore(path, create=False) as st:
+            return bool(st.count(all_versions=True))
+    except Exception:
+        return True
 
 
 def _store(args):

@@ -25,6 +25,7 @@ from ..core.errors import InvalidParameterError
 from ..core.exact import float_in
 from ..hermite.activation import Activation
 from ..core.results import Result
+from ..srf.loss.losscheck import check_teacher
 from ..srf.loss.losses import loss as loss_of
 from .memory import MEMORY_SHARE, available_memory, check_memory, elementwise_copies, spike_peak, srf_peak
 
@@ -341,8 +342,10 @@ def test_mse(features, d, coefs, n_test, batch, rng_test, target_fn, classify=Fa
     return mse
 
 
-def readout_loss(spec, lam):
-    """The readout loss of a protocol: None for the square loss (ridge, any number of λ), else a Loss (one λ)."""
+def readout_loss(spec, lam, teacher=None):
+    """The readout loss of a protocol: None for the square loss (ridge, any number of λ), else a Loss (one λ);
+    with ``teacher``, a classification loss whose teacher's labels are not ±1 is refused at once, naming the teacher
+    (``srf.loss.check_teacher``)."""
     if spec is None:
         return None
     ls = loss_of(spec)
@@ -350,6 +353,8 @@ def readout_loss(spec, lam):
         return None
     if lam_grid(lam).size != 1:
         raise InvalidParameterError("lam", lam, f"one ridge lambda > 0 with the {ls.name} loss")
+    if teacher is not None:
+        check_teacher(ls, Activation.from_any(teacher, "teacher"))
     return ls
 
 

@@ -56,12 +56,12 @@ def check_memory(nbytes: float, force: bool, what: str, concurrent: int = 1) -> 
     gib = (lambda b: f"{b / 2**30:.3g} GiB")
     if force:
         allowed = (f"sizes whose arrays fit in memory: estimated peak {gib(nbytes)}{each}, more than the "
-                   f"{gib(avail)} available (force=True, CLI --force, lifts the {MEMORY_SHARE:.0%} limit only up to "
+                   f"{gib(avail)} available (force=True, `simulate --force`, lifts the {MEMORY_SHARE:.0%} limit only up to "
                    f"the available memory)")
     else:
         allowed = (f"sizes whose arrays fit in memory: estimated peak {gib(nbytes)}{each}, limit {gib(MEMORY_SHARE * avail)}"
                    f" ({MEMORY_SHARE:.0%} of the {gib(avail)} available; reduce d or the ratios"
-                   + (", or the workers" if concurrent > 1 else "; force=True, CLI --force, lifts the limit up to the "
+                   + (", or the workers" if concurrent > 1 else "; force=True, `simulate --force`, lifts the limit up to the "
                       "available memory") + ")")
     raise InvalidParameterError("d", what, allowed)
 

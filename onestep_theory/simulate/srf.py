@@ -94,7 +94,7 @@ def sim_giant_step(student, teacher, d, *, alpha0, eta, alpha, beta, lam=0.1, no
     rd = _readout(readout)
     if weights_hook is not None and not callable(weights_hook):
         raise InvalidParameterError("weights_hook", weights_hook, "a callable (W0, W1, theta) -> dict, or None")
-    ls = readout_loss(loss, lam)
+    ls = readout_loss(loss, lam, teacher)
     s, t = Fn(student, "student"), Fn(teacher, "teacher")
     n_lam = lam_grid(lam).size
     d, n, p, n0 = sizes_srf(d, alpha=alpha, beta=beta, alpha0=alpha0, force=force, memory=lambda *z: srf_peak(
@@ -274,7 +274,7 @@ def sim_srf(student, teacher, d, *, r, c, gamma, alpha, beta, lam=0.1, noise_var
     :math:`\partial_c\mu_0` as a fourth callable.
     """
     rd = _readout(readout)
-    ls = readout_loss(loss, lam)
+    ls = readout_loss(loss, lam, teacher)
     s, t = Fn(student, "student"), Fn(teacher, "teacher")
     d, n, p, _ = sizes_srf(d, alpha=alpha, beta=beta, force=force, memory=lambda *z: srf_peak(
         "srf", *z, kf=s.kf, batch=batch, n_test=n_test, loss=ls is not None, features=features))
