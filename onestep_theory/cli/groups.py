@@ -97,12 +97,13 @@ def run_srf_groups(args):
              f"{args.teacher}; alpha={args.alpha}, beta={args.beta}, lam={args.lam}"
              + ("  [experimental]" if sol.experimental else ""),
              f"test error eps_g = {d['test_error']}   (+/- {d['errors']['test_error']}, {sol.digits} digits)"]
-    for g in sol.groups:
-        lines.append(f"  group u={g['value']:<6} fraction {g['fraction']:<6} spike r_j = {g['r']:.10g}, "
-                     f"c_j = {g['c']:.10g}")
+    for g, e in zip(d["groups"], d["errors"]["groups"]):      # as printed: vouched, with their errors
+        lines.append(f"  group u={g['value']:<6} fraction {g['fraction']:<6} spike r_j = {g['r']} +/- {e['r']}, "
+                     f"c_j = {g['c']} +/- {e['c']}")
     lines.append(f"({sol.method})")
     if sol.reduced is None:
-        lines.append("error budget: " + ", ".join(f"{k} {v}" for k, v in d["errors"].items() if k != "test_error"))
+        lines.append("error budget: " + ", ".join(f"{k} {v}" for k, v in d["errors"].items()
+                                                  if k not in ("test_error", "order", "groups")))
     if getattr(args, "alpha0", None) is not None:     # the network map measured the uniform readout only (issue 31)
         why = f"the map measured the uniform readout a0 = 1/sqrt(p) only; here --readout {sol.readout['label']}"
         out["network"] = {"match": None, "reason": why, "entry": None, "bracket": None}
@@ -130,7 +131,8 @@ def run_bounds_groups(args):
     lines += [f"{name:<22} = {d[k]}   +/- {d['errors'][k]}" for k, name in
               (("upper", "upper (26), K groups"), ("lower", "lower (27), K groups"),
                ("upper_single", "upper (26), u = 1"), ("lower_single", "lower (27), u = 1"))]
-    lines += [f"{'best_linear':<22} = {b.best_linear:.15g}", f"{'ranks (up, low, K)':<22} = {b.ranks}"]
+    lines += [f"{'best_linear':<22} = {d['best_linear']}   +/- {d['errors']['best_linear']}",
+              f"{'ranks (up, low, K)':<22} = {b.ranks}"]
     if b.optimized:
         lines += [f"{k:<22} = {d[k]}   +/- {d['errors'][k]}" for k in ("eta_upper", "eta_lower")]
     emit(args, d, "\n".join(lines))

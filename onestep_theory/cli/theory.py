@@ -20,13 +20,14 @@ def _run_resolvent(args):
 
     r = resolvent(args.student, args.phi, args.psi, args.lam, args.dps)
     full = r.to_dict()
-    d = {k: full[k] for k in ("m1", "m2", "dm1_dlam", "dm2_dlam", "residual", "iterations", "method", "dps", "errors")}
-    d.update(student=args.student, phi=args.phi, psi=args.psi, lam=args.lam, c1=nstr(r.c1, args.dps),
-             c_gt1=nstr(r.c_gt1, args.dps), provenance=r.provenance,
-             digits={k: digits_of(getattr(r, k), e) for k, e in full["errors"].items()})
+    d = {k: full[k] for k in ("m1", "m2", "dm1_dlam", "dm2_dlam", "c1", "c_gt1", "residual", "iterations", "method",
+                              "dps")}
+    d.update(student=args.student, phi=args.phi, psi=args.psi, lam=args.lam, provenance=r.provenance,
+             errors={k: e for k, e in full["errors"].items() if k != "roots"},
+             digits={k: digits_of(getattr(r, k), e) for k, e in r.errors.items() if k != "roots"})
     text = "\n".join(f"{k:<9} = {d[k]}   +/- {d['errors'][k]}" for k in ("m1", "m2", "dm1_dlam", "dm2_dlam")) + \
-        f"\n(student {args.student}: c1={d['c1']}, c_>1={d['c_gt1']}; residual {nstr(r.residual, 3)}, " \
-        f"{r.iterations} Newton step(s))"
+        f"\n(student {args.student}: c1={d['c1']} +/- {d['errors']['c1']}, c_>1={d['c_gt1']} +/- " \
+        f"{d['errors']['c_gt1']}; residual {nstr(r.residual, 3)}, {r.iterations} Newton step(s))"
     emit(args, d, text)
     return 0
 

@@ -25,7 +25,7 @@ def exp_srf_curves(S, seed, out, plt, log):
         r, c, g = p.floats()
         alphas = list(np.linspace(0.2, 3, S["srf_curve"]))
         sols = srf_curve(st_, te, alphas, r=r, c=c, gamma=g, beta=1, lam=0.1)
-        curves[tag] = dict(alpha=alphas, test_error=[float(s.test_error) for s in sols], best_linear=best_linear(te),
+        curves[tag] = dict(alpha=alphas, test_error=[float(s.test_error) for s in sols], best_linear=float(best_linear(te)),
                            r=r, c=c, gamma=g)
         for a in S["srf_alphas_sim"]:
             log(f"exp4 case {tag} alpha={a}")
@@ -96,14 +96,14 @@ def exp_bounds(S, seed, out, plt, log):
     opt = bounds("tanh", "sin", optimize_eta=True)
     # eps_g(lambda) -> upper bound (26) as lambda -> infinity; at lambda = 1e6 the excess is O(1e-6)/lambda
     viol = [r for r in rows if not (r["lower"] - 1e-9 <= r["best_lambda_error"] <= r["upper"] + 1e-8)]
-    write_table(out, "exp5_bounds", rows, {"optimized": opt.to_dict(), "best_linear": best_linear("sin"), "alpha": 2,
+    write_table(out, "exp5_bounds", rows, {"optimized": opt.to_dict(), "best_linear": float(best_linear("sin")), "alpha": 2,
                                       "beta": 1, "alpha0": "inf"})
     if plt:
         fig, ax = plt.subplots(figsize=(5.5, 3.8))
         ax.plot(etas, [r["upper"] for r in rows], label="upper bound (26)")
         ax.plot(etas, [r["lower"] for r in rows], label="lower bound (27)")
         ax.plot(etas, [r["best_lambda_error"] for r in rows], "o", ms=3, label="min over lambda of eps_g (alpha=2)")
-        ax.axhline(best_linear("sin"), ls="--", color="0.5", label="best linear")
+        ax.axhline(float(best_linear("sin")), ls="--", color="0.5", label="best linear")
         ax.set_xlabel("eta~")
         ax.set_yscale("log")
         ax.set_title("tanh student, sin teacher, gamma = 1")

@@ -31,7 +31,7 @@ import sympy as sp
 
 from ..core.caches import cached
 from ..core.limits import MAX_DPS, WORK_HEADROOM
-from ..core.precision import asked_digits, precision, refined, tolerance, ulps, working_digits
+from ..core.precision import REFINE_DIGITS, asked_digits, precision, refined, tolerance, ulps, working_digits
 from ..core.errors import ConvergenceError, HypothesisError, InvalidParameterError
 from ..core.exact import binary_exact, check_dps, to_exact, to_mpf
 from ..hermite.activation import Activation, numeric_c_rest, numeric_coeffs
@@ -139,8 +139,8 @@ class Resolvent(VouchedResult):
 
     @property
     def digits(self) -> dict:
-        """Significant digits vouched for by :attr:`errors`."""
-        return {k: digits_of(getattr(self, k), e) for k, e in self.errors.items()}
+        """Significant digits of m1, m2 and their λ-derivatives vouched for by :attr:`errors`."""
+        return {k: digits_of(getattr(self, k), self.errors[k]) for k in ("m1", "m2", "dm1_dlam", "dm2_dlam")}
 
     @property
     def tau1(self):
@@ -183,6 +183,23 @@ def _newton_pair(fns, x, y, args, tol, steps=60):
         if abs(dx) <= tol * abs(x) and abs(dy) <= tol * abs(y):
             return x, y, it
     return None
+
+
+def _root_errors(fns, exact, c1_v, cg_v, pairs) -> list:
+    """Errors of the roots ``pairs`` ((m1, m2) or (complex m1, None), docs/theory/spike-theory.md §6.3): twice the
+    Newton step on the quartic of the exact inputs at 10 more digits (a double root halves it), m2's change there
+    twice, + 10 units of precision."""
+    eps, out = mpmath.eps, []
+    with refined(why="the roots' reference: the quartic from the exact inputs at 10 more digits"):
+        args = tuple(to_mpf(e) for e in exact) + tuple(abs(v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v)))
+                                                       for v in (c1_v, cg_v))
+        coeffs = list(reversed(fns["q"](*args)))        # a leading 0 (c_>1 = 0: a cubic) changes nothing here
+        for x, y in pairs:
+            shift = (lambda p, dp: p / dp if dp != 0 else mpmath.inf)(*mpmath.polyval(coeffs, x, derivative=True))
+            ex = float(2 * abs(shift) + 10 * eps * abs(x))
+            out.append(({"re": ex, "im": ex}, None) if y is None else
+                       (ex, float(2 * abs(fns["m2"](x - shift, *args) - y) + 10 * eps * abs(y))))
+    return out
 
 
 def resolvent_from_constants(phi_v, psi_v, lam_v, c1_v, cg_v, dps: int = 15) -> Resolvent:
@@ -235,8 +252,7 @@ def solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v) -> Resolvent:
                                f"(phi={mpmath.nstr(P, 5)}, psi={mpmath.nstr(S, 5)}, lambda={mpmath.nstr(L, 5)})",
                                2000)
     tol = ulps(5, why="Newton stops 5 digits above the round-off: quadratic convergence puts the next step below it")
-    cands = []
-    all_pairs = []
+    cands, all_pairs = [], []
     for rt in roots:
         # an ill-conditioned quartic (extreme phi, psi, lambda) returns real roots with a small spurious
         # imaginary part: keep them as candidates, Newton on (G1, G2) in real arithmetic decides
@@ -254,8 +270,7 @@ def solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v) -> Resolvent:
         raise ConvergenceError(f"expected exactly one positive root of the m1, m2 system, found {len(cands)}; "
                                f"roots: {[(mpmath.nstr(a, 8), mpmath.nstr(b, 8) if b is not None else None) for a, b in all_pairs]}")
     x, y, it = cands[0]
-    g1, g2 = fns["G"](x, y, *args)
-    res = max(abs(g1), abs(g2))
+    res = max(abs(g) for g in fns["G"](x, y, *args))
     # residual relative to the natural scale of G (J times the root): phi, psi can be 1e6 or 1e-6
     j11, j12, j21, j22 = fns["J"](x, y, *args)
     scale = abs(j11 * x) + abs(j12 * y) + abs(j21 * x) + abs(j22 * y)
@@ -285,11 +300,14 @@ def solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v) -> Resolvent:
     jn = abs(j11) + abs(j12) + abs(j21) + abs(j22)
     amp = 10 * mpmath.eps * (1 + jn * jn / abs(det))
     errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + amp * abs(dm1)),
-              "dm2_dlam": float(abs(d2b - dm2) + amp * abs(dm2))}
+              "dm2_dlam": float(abs(d2b - dm2) + amp * abs(dm2)),   # c1, c_>1 as given (exact: rounded once)
+              "c1": 0.0 if isinstance(c1_v, mpmath.mpf) else float(10 * mpmath.eps * C1),
+              "c_gt1": 0.0 if isinstance(cg_v, mpmath.mpf) else float(10 * mpmath.eps * CG),
+              "roots": _root_errors(fns, _check_inputs(phi_v, psi_v, lam_v), c1_v, cg_v, all_pairs)}
     # (no unary plus out here: it would round to the global precision)
     return Resolvent(m1=x, m2=y, dm1_dlam=dm1, dm2_dlam=dm2, phi=P, psi=S, lam=L, c1=C1, c_gt1=CG, dps=dps,
                      iterations=it, residual=res, errors=errors, method="quartic (mp.polyroots) + Newton polish",
-                     roots=[(a, b) for a, b in all_pairs],
+                     roots=[({"re": mpmath.re(a), "im": mpmath.im(a)} if b is None else a, b) for a, b in all_pairs],
                      provenance=provenance(dps=dps, method="quartic elimination, mp.polyroots, Newton on (G1, G2)",
                                            references=["docs/theory/spike-theory.md §6.1", "§6.3", "§6.4", "[AP20] (S67)-(S68)"]))
 
@@ -303,13 +321,16 @@ def resolvent(student, phi_v, psi_v, lam_v, dps: int = 15) -> Resolvent:
     dps = check_dps(dps, MAX_DPS, optional=False)           # the public boundary: the digits asked
     s = Activation.from_any(student, "student", center=True)
     with precision(dps):                                    # the boundary: the working precision, once
-        # the constants enter the error estimate of the m1, m2 system as exact: they are evaluated 10 digits
-        # beyond the working precision (quadrature converged 10 digits further), so their error is negligible
         with refined(why="c1, c_>1 are taken as exact by the resolvent's error estimate"):
             c1_v, cg_v = numeric_coeffs(s, 1)[1], numeric_c_rest(s, 1)
         if s.is_zero_coeff(1) or c1_v == 0:
             raise HypothesisError("student", s.name, "an activation with c1 != 0", "c1 = 0")
-        return solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v)
+        out = solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v)
+        with refined(2 * REFINE_DIGITS, why="c1, c_>1's error: the change against quadratures 10 digits further"):
+            c1_h, cg_h = numeric_coeffs(s, 1)[1], numeric_c_rest(s, 1)
+            out.errors = dict(out.errors, c1=float(abs(abs(c1_v) - abs(c1_h)) + 10 * mpmath.eps * abs(c1_v)),
+                              c_gt1=float(abs(cg_v - cg_h) + 10 * mpmath.eps * cg_v))
+        return out
 
 
 #: Points of one sweep that may be re-solved in mpmath when their float64 root fails the checks.

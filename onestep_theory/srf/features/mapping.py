@@ -68,6 +68,37 @@ class SRFParams(VouchedResult):
     def floats(self) -> tuple:
         return float(self.r), float(self.c), float(self.gamma)
 
+    def check(self) -> "SRFParams":
+        """Fill ``errors`` of a result of :func:`srf_params` (values only, cheap for inner loops) once, on demand:
+        every display (``repr``, ``str``, IPython, HTML, ``to_dict``) calls it, so no value prints without its
+        error.  The error is the change against an independent evaluation at D + 15 digits (as
+        :func:`srf_params_checked`) plus the rounding at D + 4; returns the result itself."""
+        how = self.__dict__.pop("_unchecked", None)
+        if how is not None and not self.errors:
+            with precision(self.dps), refined(5 + REFINE_DIGITS, why="the reference of the error estimate"):
+                hi = _values(*how)
+            with precision(self.dps):
+                rnd = tolerance(4, float, why="the values' rounding, counted at D + 4 (srf_params_checked's)")
+            with precision(self.dps), refined(REFINE_DIGITS, why="the change, free of rounding"):
+                self.errors = {k: float(abs(getattr(self, k) - getattr(hi, k)))
+                               + rnd * max(1.0, abs(float(getattr(self, k)))) for k in _KEYS}
+        return self
+
+    def __repr__(self) -> str:
+        return VouchedResult.__repr__(self.check())
+
+    def __str__(self) -> str:
+        return VouchedResult.__str__(self.check())
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        VouchedResult._repr_pretty_(self.check(), p, cycle)
+
+    def _repr_html_(self) -> str:
+        return VouchedResult._repr_html_(self.check())
+
+    def to_dict(self) -> dict:
+        return VouchedResult.to_dict(self.check())
+
 
 def srf_params_checked(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "corrected", dps: int = 15,
                        strict_odd: bool = True) -> SRFParams:
@@ -87,7 +118,7 @@ def _checked(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
     # the reference: REFINE_DIGITS (10) more again, so that the change bounds the values' error
     with refined(5 + REFINE_DIGITS, why="the reference of the error estimate"):
         hi = _values(s, t, a0, et, dv, c_formula, strict_odd)
-    keys = ("r", "c", "gamma", "mu1", "mu1_check_sq", "mu1_star", "mu2_star")
+    keys = _KEYS
     rnd = tolerance(4, float, why="the values' rounding: carried to D + 5 digits, counted at D + 4")
     with refined(REFINE_DIGITS, why="the change between the two, free of rounding"):
         lo.errors = {k: float(abs(getattr(lo, k) - getattr(hi, k))) + rnd * max(1.0, abs(float(getattr(lo, k))))
@@ -95,6 +126,10 @@ def _checked(s, t, a0, et, dv, c_formula, strict_odd) -> SRFParams:
     lo.dps = asked
     lo.provenance = dict(lo.provenance, dps=asked)      # the digits asked; working_dps: the values' working precision
     return lo
+
+
+#: The values of :class:`SRFParams` that carry an error.
+_KEYS = ("r", "c", "gamma", "mu1", "mu1_check_sq", "mu1_star", "mu2_star")
 
 
 def _student_constants(student: Activation):
@@ -127,6 +162,9 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
         non-odd student is refused with a clear error; ``strict_odd=False`` computes the (unvalidated)
         mapping anyway and warns, as docs/theory/srf-theory.md §2 describes.  User-supplied (r, c, γ) are always accepted.
 
+    The values cost one evaluation (an inner loop's); their ``errors`` (as :func:`srf_params_checked`'s) are computed
+    once, on the first display or by :meth:`SRFParams.check`, so every printed digit carries its error.
+
     Examples
     --------
     >>> p = srf_params("tanh", "sin", 20, 3)                  # docs/theory/srf-theory.md §11.2, case A
@@ -135,7 +173,9 @@ def srf_params(student, teacher, alpha0, eta, noise_var=0, *, c_formula: str = "
     """
     args = _inputs(student, teacher, alpha0, eta, noise_var, c_formula)
     with precision(dps):                # the boundary
-        return _values(*args, c_formula, strict_odd)
+        out = _values(*args, c_formula, strict_odd)
+    out.__dict__["_unchecked"] = (*args, c_formula, strict_odd)     # errors on the first display: SRFParams.check
+    return out
 
 
 def _inputs(student, teacher, alpha0, eta, noise_var, c_formula) -> tuple:

@@ -33,7 +33,7 @@ from ...hermite.expressions import breakpoints, is_odd
 from ...hermite.quadrature import normal_rule
 from ..features.kappa import group_setup
 from ..features.mapping import resolve_rcg, srf_params
-from ..optimal.bounds import best_linear, eta_search_range
+from ..optimal.bounds import best_linear_checked, eta_search_range
 from .readout import group_params, readout
 
 __all__ = ["GroupBounds", "GroupMeanSpikes", "D3Special", "group_bounds", "group_mean_spikes", "d3_special_case"]
@@ -146,28 +146,39 @@ def group_bounds(student, teacher, *, readout_spec, r=None, c=None, gamma=None, 
             out.append(m.value)
             errs[key], errs["eta_" + key] = m.errors["value"], m.errors["x"]
         rr, cc, gg = rcg(best[0])
+        # (r, c, γ) at η̃ = eta_upper carry its error: the largest change at eta_upper ± its error
+        moved = [rcg(min(em, max(0.0, best[0] + h * errs["eta_upper"]))) for h in (-1, 1)]
+        rcg_err = [max(abs(m[i] - v) for m in moved) for i, v in enumerate((rr, cc, gg))]
         ranks = _evaluate(s, t, group_params(rr, cc, red), gg, norm2)[2]
         single = _evaluate(s, t, [(rr, cc)], gg, norm2)
         up, lo, eu, el = out[0], out[1], best[0], best[1]
     else:
-        rr, cc, gg, _ = resolve_rcg(s, t, r, c, gamma, alpha0 if eta is not None else None, eta, noise_var,
-                                    c_formula, strict_odd)
+        rr, cc, gg, mapping = resolve_rcg(s, t, r, c, gamma, alpha0 if eta is not None else None, eta, noise_var,
+                                          c_formula, strict_odd)
         if r is None and eta is None:
             raise InvalidParameterError("eta", None, "a learning rate eta >= 0 (or r, c, gamma)")
+        rcg_err = [float(mapping.errors[k]) if mapping is not None else 0.0 for k in ("r", "c", "gamma")]
         rr, cc, gg = float(rr), float(cc), float(gg)
         up, lo, ranks, errs = _evaluate(s, t, group_params(rr, cc, red), gg, norm2)
         single = _evaluate(s, t, [(rr, cc)], gg, norm2)
         eu = el = None
-    errs = dict(errs, upper_single=single[3]["upper"], lower_single=single[3]["lower"])
-    vals = dict(upper=up, lower=lo, upper_single=single[0], lower_single=single[1])
+    bl, bl_err = best_linear_checked(t)
+    vals = dict(upper=up, lower=lo, upper_single=single[0], lower_single=single[1], best_linear=bl, r=rr, c=cc,
+                gamma=gg)
     gp = group_params(rr, cc, red)
+    ulp = 2.0 ** -52          # the floats' rounding: the value's and (for r_j, c_j) the product's
+    errs = dict(errs, upper_single=single[3]["upper"], lower_single=single[3]["lower"], best_linear=bl_err,
+                **{k: e + ulp * abs(vals[k]) for k, e in zip(("r", "c", "gamma"), rcg_err)},
+                groups=[dict(value=None, fraction=None, r=abs(float(u)) * rcg_err[0] + ulp * abs(a),
+                             c=float(u) ** 2 * rcg_err[1] + ulp * abs(b)) for u, (a, b) in zip(red.values, gp)])
     return GroupBounds(
-        upper=up, lower=lo, upper_single=single[0], lower_single=single[1], best_linear=best_linear(t),
+        upper=up, lower=lo, upper_single=single[0], lower_single=single[1], best_linear=bl,
         readout=dict(rd.to_dict(), reduced=red.label),
         groups=[dict(value=str(v), fraction=str(f), r=a, c=b) for v, f, (a, b) in zip(red.values, red.fractions, gp)],
         ranks=ranks, r=rr, c=cc, gamma=gg, eta_upper=eu, eta_lower=el, optimized=bool(optimize_eta),
         extension=gg < 1, experimental=True, errors=errs,
-        digits={k: digits_of(vals[k] if k in vals else (eu, el)[k == "eta_lower"], errs[k]) for k in errs},
+        digits={k: digits_of(vals[k] if k in vals else (eu, el)[k == "eta_lower"], errs[k]) for k in errs
+                if k != "groups"},
         provenance=provenance(method="least squares in L2(N(0,1)) on the K-group basis (SVD), refined kappa rule",
                               references=refs))
 

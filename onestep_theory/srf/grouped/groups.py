@@ -24,6 +24,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
+
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, float_in
 from ...core.limits import MAX_SRF_DPS
@@ -143,8 +145,8 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
     refs = ["[CPDKLZL24] Sec. 4.4, App. D, (32)", "[DPCKLL24] arXiv:2410.18938", "docs/theory/srf-theory.md §8"]
     if reduce and red.K == 1:
         with precision(dps or 15):
-            rr, cc, gg, _ = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd,
-                                        dps)
+            rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula,
+                                              strict_odd, dps)
             gp = group_params(rr, cc, red)
         r1, c1 = gp[0]
         t1 = teacher
@@ -153,9 +155,10 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
             t1, r1 = Activation(ta.expr.subs(x, -x), ta.center, f"{ta.name}(-x)"), -r1
         sol = srf_solve(student, t1, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, r=r1, c=c1, gamma=gg,
                         tol=tol, dps=dps)
-        return _reduced(sol, rd, red, refs, gp, rr, cc, gg, alpha, beta, lam, noise_var)
+        return _reduced(sol, rd, red, refs, gp, rr, cc, gg, alpha, beta, lam, noise_var, mapping)
     if prior == "finite-w":
-        rr, cc, gg, _ = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula, strict_odd)
+        rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula,
+                                          strict_odd)
         gp = group_params(float(rr), float(cc), red)
         fw = finite_w_solve(student, teacher, red, gp, gg, cc, (al, be, la, nv), bulks=bulks, sampler=sampler,
                             bulk_p=bulk_p, bulk_count=bulk_count, seed=seed, annealed=annealed, tol=tol or 1e-10,
@@ -168,12 +171,26 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
             per_bulk=fw["per"], bulk_d=main["d"], bulk_p=fw["bulk_p"], order=main["order"], m_rank=main["rank"],
             iterations=fw["fev"], residual=main["res"],
             errors={"test_error": err, "sampling": fw["se"], "finite_size": fw["size_err"],
-                    "discretisation": main["disc"], "solver": main["solv"]}, reduced=None,
+                    "discretisation": main["disc"], "solver": main["solv"],
+                    "groups": _group_errors(gp, red, mapping), **_rcg_errors(mapping)}, reduced=None,
             provenance=provenance(method="finite-W K-group saddle point on sampled bulks", references=refs),
             **_common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental=True))
     with precision(dps or 15):        # the boundary of the asymptotic prior (float64 too: the mapping's digits)
         return _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta,
                            c_formula, strict_odd, tol or 1e-10, dps is not None, max_iter, progress)
+
+
+def _group_errors(gp, red, mapping) -> list:
+    """Errors of the groups' (r_j, c_j) = (r u_j, 1 + u_j^2 (c - 1)) as printed (floats): the mapping's errors of
+    r, c (when Result 3.1 gave them) times |u_j|, u_j^2, plus the float's rounding (two units: the product too)."""
+    er, ec = ((float(mapping.errors[k]) if mapping is not None else 0.0) for k in ("r", "c"))
+    return [dict(value=None, fraction=None, r=abs(float(u)) * er + 2.0 ** -52 * abs(float(a)),
+                 c=float(u) ** 2 * ec + 2.0 ** -52 * abs(float(b))) for u, (a, b) in zip(red.values, gp)]
+
+
+def _rcg_errors(mapping) -> dict:
+    """The errors of (r, c, γ) from Result 3.1 (none when the user gave them: exact)."""
+    return {} if mapping is None else {k: mapping.errors[k] for k in ("r", "c", "gamma")}
 
 
 def _common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental):
@@ -183,14 +200,15 @@ def _common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental):
                 beta=beta, lam=lam, noise_var=noise_var, experimental=experimental)
 
 
-def _reduced(sol, rd, red, refs, gp, rr, cc, gg, alpha, beta, lam, noise_var):
+def _reduced(sol, rd, red, refs, gp, rr, cc, gg, alpha, beta, lam, noise_var, mapping=None):
     """A readout of one group after the reductions of §8: the single-group solution ``sol`` at
     :math:`(r\varsigma, c_\varsigma)` (:func:`~onestep_theory.srf.single.solve.srf_solve`, the boundary)."""
     dps = sol.dps
     return GroupSolution(test_error=sol.test_error, abs_error=sol.abs_error, digits=sol.digits, method=(
         f"reduced to one group (u = {red.values[0]}): asymptotic single-group saddle point"), per_bulk=[],
         bulk_d=None, bulk_p=None, order=sol.order, m_rank=None, iterations=sol.iterations, residual=sol.residual,
-        errors={"test_error": sol.abs_error}, reduced=sol, dps=dps,
+        errors={"test_error": sol.abs_error, "order": {k: sol.errors[k] for k in sol.order if k in sol.errors},
+                "groups": _group_errors(gp, red, mapping), **_rcg_errors(mapping)}, reduced=sol, dps=dps,
         provenance=provenance(dps=dps, method="srf_solve on the reduced readout", references=refs),
         **_common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental=False))
 
@@ -208,16 +226,19 @@ def _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r,
                        alpha=float_in(alpha, "alpha"), beta=float_in(beta, "beta"), lam=float_in(lam, "lam"),
                        noise_var=float_in(noise_var, "noise_var", strict=False), tol=tol, mp=mp,
                        inputs=inputs, max_iter=max_iter, progress=progress)
-    errors = {k: v for k, v in out.errors.items() if k != "test_error"}
+    errors = {k: v for k, v in out.errors.items() if k not in ("test_error", "order")}
     value = out.test_error
     err = out.errors["test_error"]
+    order_err = out.errors["order"]
     if mapping is not None:
         # (r, c, gamma) from Result 3.1 carry their own errors: their relative size, amplified by the condition
-        # of the fixed point, is added (as in srf_solve)
+        # of the fixed point, is added (as in srf_solve) -- to the test error and to every order parameter
         rel = max(mapping.errors[k] / max(abs(float(getattr(mapping, k))), 1.0) for k in ("r", "c", "gamma"))
         errors["mapping"] = 10.0 * out.cond * rel * max(1.0, abs(float(value)))
         err += errors["mapping"]
         errors.update({k: mapping.errors[k] for k in ("r", "c", "gamma")})
+        order_err = {k: (np.asarray(e) + 10.0 * out.cond * rel * np.maximum(1.0, np.abs(np.asarray(
+            out.order[k], dtype=float)))).tolist() for k, e in order_err.items()}
     errors["test_error"] = err
     digits = digits_of(value, err) if dps is None else min(digits_of(value, err), dps)     # dps: the printed digits
     if err > out.target * abs(float(value)):
@@ -225,6 +246,7 @@ def _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r,
         raise ConvergenceError(f"K-group sRF test error: {want} requested, only {digits} digits reached (estimated "
                                f"error {err:.1e} after {out.level} refinements)", out.iterations, err)
     order = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in out.order.items()}
+    errors.update(order=order_err, groups=_group_errors(gp, red, mapping))
     how = "float64" if dps is None else f"mpmath at {dps} digits on Arb rules"
     return GroupSolution(
         test_error=value, abs_error=err, digits=digits,

@@ -88,6 +88,22 @@ def _polish(F, x, Jm, tol, max_steps):
     raise AssertionError("unreachable")
 
 
+#: The order parameters of the K-group saddle point (docs/theory/srf-theory.md §8).
+ORDER = ("m", "theta", "psi", "Q1", "q2", "V1", "V2")
+
+
+def _order_errors(coarse, fine, moved, rounding) -> dict:
+    """Absolute errors of the order parameters ``fine`` (the values at the finest κ-rule), entry by entry, as the
+    test error's: the change from the previous rule level (``coarse``) + the change under the further, unapplied
+    Newton correction (``moved``: the values at the corrected state) + the relative ``rounding`` floor."""
+    def err(k):
+        v, c, m = (np.asarray(d[k], dtype=object) for d in (coarse, fine, moved))
+        e = np.vectorize(lambda a, b, n: float(abs(b - a)) + float(abs(n - b)) + rounding * max(1.0, abs(float(b))),
+                         otypes=[float])(v, c, m)
+        return e.tolist()
+    return {k: err(k) for k in ORDER}
+
+
 def _jacobians(F, x, eps):
     """The forward-difference Jacobian of G = F - id (:func:`~onestep_theory.srf.single.solvers.packed_jacobian`) and,
     from the same evaluations, the gradient of the test error (25) (``F`` returns ``(state, values)``)."""
@@ -200,7 +216,7 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
                                               Jm if Jm is not None else Jg_inv, tol_step, steps)
         solver = float(sum(abs(float(g) * float(d)) for g, d in zip(grad, last)))
         rounding = rounding_floor(unit, cond, len(G.kappa), dps is not None, ROUNDING_SAFETY)
-        return xl, vals, solver, rounding, n, residual, lev, len(G.kappa)
+        return xl, vals, solver, rounding, n, residual, lev, len(G.kappa), last, G
 
     def estimate(coarse, fine):
         v = fine[1]["test_error"]
@@ -209,11 +225,12 @@ def solve_kgroup(student, teacher, spikes, cs, gamma, fractions, *, alpha, beta,
         return (disc, rnd), [(v, error_of(disc, fine[2], fine[3], v), Target(target))]
 
     out = refine(step, estimate, what="asymptotic K-group saddle point", progress=progress)
-    x, vals, solver, _, _, residual, lev, n_nodes = out.last
+    x, vals, solver, _, _, residual, lev, n_nodes, last, G = out.last
     (disc, rnd), newton = out.estimate, sum(lv[4] for lv in out.levels)
-    order = {k: vals[k] for k in ("m", "theta", "psi", "Q1", "q2", "V1", "V2")}
+    order = {k: vals[k] for k in ORDER}
+    order_err = _order_errors(out.levels[-2][1], vals, kgroup_map(x + last, G, o, layout)[1], out.last[3])
     return KGroupFit(test_error=vals["test_error"], errors={"test_error": disc + solver + rnd, "discretisation": disc,
-                                                            "solver": solver, "rounding": rnd},
+                                                            "solver": solver, "rounding": rnd, "order": order_err},
                      order=order, m_rank=vals["m_rank"], cond=cond, level=lev, nodes=n_nodes, iterations=fev,
                      newton_steps=newton, residual=residual, target=target, state=x, dps=dps,
                      provenance=provenance(dps=dps, method="asymptotic K-group saddle point (hybrid Powell, chord "

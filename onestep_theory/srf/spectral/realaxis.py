@@ -323,7 +323,10 @@ def polish_edge(V1, V2, x, M, a, be, c):
         g1 = (_step(system(V1 + h1, V2, x, M, a, be, c))[2] - _step(system(V1 - h1, V2, x, M, a, be, c))[2]) / (2 * h1)
         g2 = (_step(system(V1, V2 + h2, x, M, a, be, c))[2] - _step(system(V1, V2 - h2, x, M, a, be, c))[2]) / (2 * h2)
         G = mpmath.matrix([[J11, J12, -1], [J21, J22, 0], [g1, g2, 0]])
-        d = mpmath.lu_solve(G, mpmath.matrix([-F1, -F2, -det]))
+        try:
+            d = mpmath.lu_solve(G, mpmath.matrix([-F1, -F2, -det]))
+        except ZeroDivisionError:                   # mpmath: "matrix is numerically singular"
+            raise ConvergenceError("spectrum edge: singular fold system (mpmath)", 0, float(abs(det))) from None
         V1, V2, x = V1 + d[0], V2 + d[1], x + d[2]
         new = abs(d[2])
         if new <= tol * abs(x) or new > last / 2:

@@ -98,7 +98,10 @@ def stieltjes(student, z, *, r, c, alpha, beta, level: int = 0, damping=0.5, tol
         vm[j] -= h
         fp, fm = _vmap(vp, M, zc, al, be, c_f), _vmap(vm, M, zc, al, be, c_f)
         J[:, j] = [(fp[i] - fm[i]) / (2 * h) for i in range(2)]
-    Jinv = np.linalg.inv(np.eye(2) - J)
+    try:
+        Jinv = np.linalg.inv(np.eye(2) - J)
+    except np.linalg.LinAlgError:
+        raise ConvergenceError(f"Stieltjes transform at z={z}: singular Jacobian of the fixed point", it, err) from None
     if dps is None:
         for _ in range(2):
             n = _vmap(V, M, zc, al, be, c_f)
