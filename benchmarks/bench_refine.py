@@ -14,8 +14,8 @@ digit).
 Cases: the user paths of the three refinement loops — ``srf_solve`` float64 (warm caches: the mean of 300 calls in
 the process) and at dps 15/30/50, the two-group K-group saddle point (float64 cold, warm: the mean of 40 calls,
 and dps 30), and the bounds (26)/(27) (float64, dps 30, and the η̃-optimised bounds (28)); the spike and Hermite
-paths: the resolvent at dps 15/30/50, the gains, a Hermite expansion, the checked mapping and a registry value
-(``evaluate``, the path of ``sweep``/``check``) at dps 30.  ``--new REV`` times a commit instead of the working
+paths: the resolvent (8 λ) at dps 15/30/50, the gains, four Hermite expansions, the checked mapping and a registry
+value at 8 λ (``evaluate``, the path of ``sweep``/``check``) at dps 30.  ``--new REV`` times a commit instead of the working
 tree (a shared checkout holds others' uncommitted edits); ``--only TEXT`` the cases whose label contains TEXT.
 
 Measured (issue 34, the loaded 2-core machine, median of 3): against 4ee8c6c (the commit before the refinement
@@ -39,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: (label, warm-up statement, timed expression, repeats inside the process, the printed (value, error) expression)
 KW = "alpha0=20, eta=3, alpha=1, beta=1"
 LAMS = ("1/2", "1/5", "1/7", "2/3", "3/2", "1/10", "5/4", "3/10")          # a small sweep of the resolvent
+FS = ("tanh", "erf(x)", "log(1+exp(x))", "tanh(x) + x*exp(-x**2)")         # Hermite expansions (symbolic work warmed)
 CASES = [
     ("srf float64 (warm)", f"srf_solve('tanh', 'sin', {KW}, lam='1/10')", f"srf_solve('tanh', 'sin', {KW}, lam='1/10')",
      300, "(out.test_error, out.abs_error)"),
@@ -66,12 +67,13 @@ CASES = [
        "(out.m1, out.errors['m1'], out.m2, out.errors['m2'])") for d in (15, 30, 50)],
     ("gains --dps 30", "gains('tanh', 'He1', 1, 2, '1/3', ell=1)", "gains('tanh', 'He1', 1, 2, '1/2', ell=1, dps=30)",
      1, "(out.delta[-1], out.errors['delta'][-1])"),
-    ("hermite tanh kmax 6 --dps 30", "he_coeffs('tanh', 2)", "he_coeffs('tanh', 6, dps=30)", 1,
-     "(out.values[5], out.errors['values'][5])"),
+    ("hermite x4 f kmax 6 --dps 30", f"[he_coeffs(f, 6) for f in {FS}]", f"[he_coeffs(f, 6, dps=30) for f in {FS}][-1]",
+     1, "(out.values[5], out.errors['values'][5])"),
     ("mapping --dps 30", "srf_params_checked('tanh', 'sin', 10, 2)", "srf_params_checked('tanh', 'sin', 20, 3, dps=30)",
      1, "(out.r, out.errors['r'], out.c, out.errors['c'])"),
-    ("registry delta_1 --dps 30", "evaluate('delta_1', dict(phi=1, psi=2, lam='1/3'), 'tanh', 'He1')",
-     "evaluate('delta_1', dict(phi=1, psi=2, lam='1/2'), 'tanh', 'He1', dps=30)", 1, "(out.value, out.error)"),
+    ("registry delta_1 x8 lam --dps 30", "evaluate('delta_1', dict(phi=1, psi=2, lam='1/3'), 'tanh', 'He1')",
+     f"[evaluate('delta_1', dict(phi=1, psi=2, lam=lam), 'tanh', 'He1', dps=30) for lam in {LAMS}][-1]", 1,
+     "(out.value, out.error)"),
 ]
 
 CHILD = """
