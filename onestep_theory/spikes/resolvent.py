@@ -189,7 +189,7 @@ def _root_errors(fns, exact, c1_v, cg_v, pairs) -> list:
     """Errors of the roots ``pairs`` ((m1, m2) or (complex m1, None), docs/theory/spike-theory.md §6.3): twice the
     Newton step on the quartic of the exact inputs at 10 more digits (a double root halves it), m2's change there
     twice, + 10 units of precision."""
-    eps, out = mpmath.eps, []
+    eps, out = +mpmath.eps, []                      # the working precision's (+: evaluated here)
     with refined(why="the roots' reference: the quartic from the exact inputs at 10 more digits"):
         args = tuple(to_mpf(e) for e in exact) + tuple(abs(v if isinstance(v, mpmath.mpf) else to_mpf(to_exact(v)))
                                                        for v in (c1_v, cg_v))
@@ -301,8 +301,7 @@ def solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v) -> Resolvent:
     amp = 10 * mpmath.eps * (1 + jn * jn / abs(det))
     errors = {"m1": float(ex), "m2": float(ey), "dm1_dlam": float(abs(d1b - dm1) + amp * abs(dm1)),
               "dm2_dlam": float(abs(d2b - dm2) + amp * abs(dm2)),   # c1, c_>1 as given (exact: rounded once)
-              "c1": 0.0 if isinstance(c1_v, mpmath.mpf) else float(10 * mpmath.eps * C1),
-              "c_gt1": 0.0 if isinstance(cg_v, mpmath.mpf) else float(10 * mpmath.eps * CG),
+              "c1": float(10 * mpmath.eps * C1), "c_gt1": float(10 * mpmath.eps * CG),   # |c1| at the working digits
               "roots": _root_errors(fns, _check_inputs(phi_v, psi_v, lam_v), c1_v, cg_v, all_pairs)}
     # (no unary plus out here: it would round to the global precision)
     return Resolvent(m1=x, m2=y, dm1_dlam=dm1, dm2_dlam=dm2, phi=P, psi=S, lam=L, c1=C1, c_gt1=CG, dps=dps,
@@ -325,11 +324,11 @@ def resolvent(student, phi_v, psi_v, lam_v, dps: int = 15) -> Resolvent:
             c1_v, cg_v = numeric_coeffs(s, 1)[1], numeric_c_rest(s, 1)
         if s.is_zero_coeff(1) or c1_v == 0:
             raise HypothesisError("student", s.name, "an activation with c1 != 0", "c1 = 0")
-        out = solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v)
+        out, eps = solve_resolvent(phi_v, psi_v, lam_v, c1_v, cg_v), +mpmath.eps      # (+: at this precision)
         with refined(2 * REFINE_DIGITS, why="c1, c_>1's error: the change against quadratures 10 digits further"):
             c1_h, cg_h = numeric_coeffs(s, 1)[1], numeric_c_rest(s, 1)
-            out.errors = dict(out.errors, c1=float(abs(abs(c1_v) - abs(c1_h)) + 10 * mpmath.eps * abs(c1_v)),
-                              c_gt1=float(abs(cg_v - cg_h) + 10 * mpmath.eps * cg_v))
+            out.errors = dict(out.errors, c1=float(abs(out.c1 - abs(c1_h)) + 10 * eps * out.c1),
+                              c_gt1=float(abs(out.c_gt1 - cg_h) + 10 * eps * out.c_gt1))
         return out
 
 
