@@ -85,6 +85,8 @@ def test_srf_params_prints_errors_on_demand(case, dps):
         assert contains(pair, exact(getattr(ref, k).plain), ref.errors[k]), (k, pair, getattr(ref, k))
         assert sig(pair[0]) <= dps and F(pair[1]) <= max(abs(F(pair[0])), 1) * F(1, 10 ** (dps - 1)), (k, pair)
         assert repr(getattr(p, k)) == " ± ".join(pair) and f"= {' ± '.join(pair)}" in str(p)
+        # the estimate itself (all the binary digits held, before the printed rounding) holds too
+        assert abs(exact(getattr(p, k).plain) - exact(getattr(ref, k).plain)) <= F(p.errors[k]) + F(ref.errors[k])
         usable(getattr(p, k))
     assert p.to_dict()["errors"]["r"] == field(text, "r")[1]
 
@@ -120,6 +122,7 @@ def test_resolvent_constants_and_roots_carry_errors(how, dps):
         pair = field(text, k)
         assert contains(pair, exact(getattr(ref, k)), ref.errors[k]), (k, pair)
         assert sig(pair[0]) <= dps and repr(getattr(r, k)) == " ± ".join(pair)
+        assert abs(exact(getattr(r, k)) - exact(getattr(ref, k))) <= F(r.errors[k]) + F(ref.errors[k]), k
         usable(getattr(r, k))
     roots = field(text, "roots")
     assert len(roots) == len(ref.roots) >= 3
@@ -219,9 +222,11 @@ def test_kgroup_order_parameters_and_groups_against_dps_50():
         order = field(text, "order")
         assert order.keys() == ref_order.keys()
         for k, pairs in order.items():
-            for pair, (v, e) in zip(_flat(pairs), ref_order[k]):
+            held = zip(np.ravel(np.asarray(sol.order[k], dtype=object)), np.ravel(sol.errors["order"][k]))
+            for pair, (v, e), (x, ex) in zip(_flat(pairs), ref_order[k], held):
                 assert contains(pair, v, e), (dps, k, pair, v)
                 assert dps is None or sig(pair[0]) <= dps
+                assert abs(exact(x) - v) <= F(ex) + e, (dps, k, x, v)     # the estimate before the rounding
         for g, gr in zip(field(text, "groups"), ref.groups):
             assert contains(g["r"], exact(gr["r"]), 2 * 2.0 ** -52 * gr["r"]) and \
                 contains(g["c"], exact(gr["c"]), 2 * 2.0 ** -52 * gr["c"]), (dps, g, gr)
