@@ -150,7 +150,8 @@ def test_sampler_errors_are_reported(case_a):
     sol = srf_groups("tanh", "sin", readout_spec="1:1/2,2:1/2", alpha=2, beta=1, lam="1/10", alpha0=20, eta=3,
                      sampler=sampler, bulk_p=80, bulk_count=2, seed=5, prior="finite-w")
     assert calls == [(80, 80, 2, 10), (40, 40, 2, 11)]
-    budget = {k: v for k, v in sol.errors.items() if k != "groups"}      # groups: the printed (r_j, c_j)'s errors
+    budget = {k: v for k, v in sol.errors.items()              # not the budget: the printed r, c, γ, (r_j, c_j)'s
+              if k not in ("groups", "r", "c", "gamma")}
     assert set(budget) == {"test_error", "sampling", "finite_size", "discretisation", "solver"}
     assert sol.abs_error == pytest.approx(sum(v for k, v in budget.items() if k != "test_error"))
     assert sol.experimental and sol.bulk_p == 80 and len(sol.per_bulk) == 2
