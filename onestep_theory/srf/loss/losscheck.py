@@ -64,6 +64,11 @@ def kink_points(e, y, yh, limit=8):
     args += [p - q for a in e.atoms(sp.Max, sp.Min) for p, q in itertools.combinations(a.args, 2)]
     args += [c.lhs - c.rhs for a in e.atoms(sp.Piecewise) for _, c in a.args if isinstance(c, sp.core.relational.Relational)]
     out = []
+    for a in list(args):    # Max(Abs(u), u**2): Abs(u) - u**2 on each sign branch (a superset of kinks is harmless)
+        ab = list(a.atoms(sp.Abs))
+        if a.has(yh) and 0 < len(ab) <= 2 and not a.has(*(f for f in _KINKED if f is not sp.Abs)):
+            for sg in itertools.product((1, -1), repeat=len(ab)):
+                args.append(a.xreplace({t: s * t.args[0] for t, s in zip(ab, sg)}))
     for a in args:
         if not a.has(yh) or a.has(*_KINKED) or not a.is_polynomial(yh) or sp.degree(a, yh) > 2:
             continue
@@ -78,9 +83,12 @@ def vector_fn(expr, y, yh):
     f = sp.lambdify((y, yh), expr, "numpy")
 
     def fn(yv, xv):
+        # broadcast first: SymPy prints Heaviside(Abs(.) - Abs(.)) as select(logical_and.reduce((a, b))), which
+        # stacks its comparisons and fails on shapes (7, 1) and (1, 2001) ("inhomogeneous shape")
+        yv, xv = np.broadcast_arrays(np.asarray(yv, dtype=float), np.asarray(xv, dtype=float))
         with np.errstate(all="ignore"):
             v = np.asarray(f(yv, xv), dtype=float)
-        return np.broadcast_to(v, np.broadcast(np.asarray(yv), np.asarray(xv)).shape)
+        return np.broadcast_to(v, yv.shape)
     return fn
 
 
