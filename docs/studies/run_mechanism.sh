@@ -49,7 +49,8 @@ onestep-theory study ablation $B $HET --d 500,1000,2000 --reps 8,8,4 --store mec
 onestep-theory study srf $SA $HN $R $E1 > mechanism_srf_het_e1.json
 onestep-theory study srf $SA $HN --features cgep $R $E1 > mechanism_cgep_het_e1.json
 onestep-theory study srf $SA --features cgep $R $E1 > mechanism_cgep_e1.json
-# the ablation ladder at alpha0 = 100 (§7; one worker: a d = 3000 task needs about 9 GB)
+# the ablation ladder at alpha0 = 100 (§7; one worker: simulate.memory estimates 8.1 GiB for a d = 3000 task; measured
+# peak resident (VmHWM) 7.3 GiB at d = 3000, 3.4 GiB at 2000; 52 minutes wall clock on two shared cores)
 onestep-theory study ablation $N100 $HET --d 1000,2000,3000 --reps 8,4,2 --store mechanism_A100.sqlite --workers 1 --resume --json > mechanism_A100.json
 onestep-theory study ablation $N100 $HET --d 1000,2000,3000 --reps 8,4,2 --store mechanism_A100.sqlite --exponents 1 --quiet --resume --json > mechanism_A100_e1.json
 for x in "a0100 $RN100 $N100" "alpha1 $RN $NA1"; do   # against the corrected theory (§4.11): the same tasks

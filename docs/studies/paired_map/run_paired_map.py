@@ -28,7 +28,7 @@ POINTS = {
     "eta2": (dict(A, eta=2), [250, 500, 1000, 2000], [16, 12, 12, 8]),
     # to d = 1500 (issue 36 item 3): simulate.memory estimates 7.5 GiB for one d = 1500 task (3.3 at 1000, 13 at
     # 2000), so one process, after the ablation ladder of mechanism.md §7 (9 GB at d = 3000) has finished; measured
-    # at nice 19 on the shared cores: 30 s per task at d = 1000, 100-120 s at 1500, peak resident 7.3 GB at 1500
+    # at nice 19 on the shared cores: 30 s per task at d = 1000, 100-120 s at 1500, peak resident 6.9 GiB at 1500
     "alpha0_100": (dict(A, alpha0=100), [250, 500, 1000, 1500], [12, 8, 12, 16]),
     "teacher_tanh": (dict(A, teacher="tanh"), [250, 500, 1000, 2000], [16, 12, 12, 8]),
 }
