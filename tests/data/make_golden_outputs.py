@@ -314,6 +314,9 @@ def refreeze(doc: dict, needles: list, reason: str, revision: str) -> None:
         for name in sorted(set(e["files"]) | set(rec["files"])):
             diff += difflib.unified_diff(e["files"].get(name, "").splitlines(), rec["files"].get(name, "").splitlines(),
                                          f"{name} before", f"{name} {revision}", n=0, lineterm="")
+        if not diff:                  # unchanged: nothing to record (a record without a diff would say nothing)
+            print(f"unchanged, not refrozen: {words[:100]}", file=sys.stderr)
+            continue
         history = list(e.get("refrozen", [])) + [{"revision": revision, "reason": reason, "diff": diff}]
         doc["commands"][i] = dict(rec, fast=e["fast"], refrozen=history)
         print(f"refrozen: {words[:100]} ({len(diff)} diff lines)", file=sys.stderr)
