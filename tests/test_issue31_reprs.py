@@ -283,3 +283,18 @@ def test_singular_fold_system_at_dps_exits_3(monkeypatch, capsys):
                  "--beta", "1", "--lam", "1/2", "--z", "0.5:2:3", "--dps", "15"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 3 and "singular fold system" in err[-1] and "internal error" not in " ".join(err), err
+
+
+def test_exact_printout_keeps_its_vouched_digits():
+    """A test error printed exactly as '1' (zeros dropped: vouch prints the value itself) keeps the digits its error
+    vouches for; a rounded printout counts at most its printed digits (lead's audit: `--loss yhat**2` said 1 digit)."""
+    import dataclasses
+
+    from onestep_theory.srf import srf_solve
+    sol = srf_solve("tanh", "sin", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1")
+    one = dataclasses.replace(sol, test_error=1.0, digits=13)
+    assert one.printed_digits("1") == 13
+    assert one.printed_digits("1.00") == 13
+    assert one.printed_digits("1.000000000000001") == 13
+    near = dataclasses.replace(sol, test_error=0.1, digits=13)          # 0.1 is no float: '0.1' is a rounding
+    assert near.printed_digits("0.1") == 1

@@ -202,7 +202,19 @@ class SRFSolution(VouchedResult):
         """The digits vouched for, and at most as many as are printed in ``text`` (the printed test error: a correctly
         rounded printout of D digits has D digits, though its rounding alone may reach half a unit of the D-th)."""
         mant = text.lstrip("-").split("e")[0].replace(".", "").lstrip("0")
+        if mant and len(mant) < int(self.digits) and _exactly(text, self.test_error):
+            return int(self.digits)          # the text is the value itself (its zeros dropped): no rounding to count
         return min(int(self.digits), len(mant)) if mant else 0
+
+
+def _exactly(text: str, value) -> bool:
+    """Whether the decimal ``text`` equals ``value`` (a float or mpf) exactly."""
+    from fractions import Fraction
+    try:
+        v = value if isinstance(value, float) else (float(value) if float(value) == value else None)
+        return v is not None and math.isfinite(v) and Fraction(text) == Fraction(v)
+    except (ValueError, TypeError, OverflowError):
+        return False
 
 
 def combine_errors(coarse: dict, fine: dict, solver: dict, rounding: float) -> dict:
