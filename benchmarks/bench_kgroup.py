@@ -24,6 +24,16 @@ Issue-31 audit (``--baseline 3f42e90~1 --quick --threads 1``: the parent of the 
 12-group ``srf --readout --dps 30`` 47.9 s -> 23.7 s CPU (2.0x: below the issue's 5x; a profile puts ~75 % of the
 new time in the two Arb κ-rule setups, ``srf.features.smoothing._smooth_arb``, one Arb call of the student per
 inner node per κ node per group); float64 12 groups 2.3 s -> 1.7 s (1.3x).
+
+Where the 12-group ``--dps 30`` time goes (working tree at 081cedb, ``nice -n 10``, one BLAS thread): 20.8 s CPU,
+of which 17.7 s in the 26 calls of ``_smooth_arb`` — 12 groups x 2 κ levels (553 then 711 κ nodes after the mirror,
+688-738 then 874-948 inner nodes, one per group since the inner rule's panel width 1/sqrt(c_j) differs) = 12.46
+million Arb evaluations of the student at about 1.4 µs each; the teacher (sin, closed form) 0.01 s.  Every inner
+point r_j κ + sqrt(c_j) z_i is distinct (no reuse across groups or levels with the same rules).  Tried and not
+kept (the printed error budget's noise-level digits changed): the three sums as ``arb_mat`` dot products
+(17.7 -> 15.2 s) and, for tanh, exp(2(a + s z)) factored per κ and per inner node (-> 11.0 s; 14.1 s in all,
+about 3x): the same rules cannot reach 5x; that needs fewer student evaluations (e.g. one x-grid shared by every
+group and κ node), a new rule with its own error estimate.
 """
 
 import argparse
