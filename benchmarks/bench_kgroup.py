@@ -32,7 +32,8 @@ million Arb evaluations of the student at about 1.4 µs each; the teacher (sin, 
 point r_j κ + sqrt(c_j) z_i is distinct (no reuse across groups or levels with the same rules).  Tried and not
 kept (the printed error budget's noise-level digits changed): the three sums as ``arb_mat`` dot products
 (17.7 -> 15.2 s) and, for tanh, exp(2(a + s z)) factored per κ and per inner node (-> 11.0 s; 14.1 s in all against
-20.8 s, i.e. about 3x over the old code if it scales with the new's 23.7 -> 20.8 s; not measured side by side): the same rules cannot reach 5x; that needs fewer student evaluations (e.g. one x-grid shared by every
+20.8 s, i.e. about 3x over the old code if it scales with the new's 23.7 -> 20.8 s; not measured side by
+side): the same rules cannot reach 5x; that needs fewer student evaluations (e.g. one x-grid shared by every
 group and κ node), a new rule with its own error estimate.
 """
 
