@@ -2,9 +2,11 @@
 
 1. Paired, on the same trained first layers: the network against its `equal_norm` and `srf` variants
    (simulate.ablation.build_variants), each with the logistic readout fitted on the same data (fit_convex).
-2. The direct sRF (sim_srf) at Result 3.1's (r, c, gamma) with the logistic readout, d = 500 and 1000.
+2. The direct sRF (sim_srf) at Result 3.1's (r, c, gamma) with the logistic readout, d = 500 and 1000 (or the
+   sizes given; run_readouts_losses.sh runs 500:16,1000:8,2000:16,4000:8 into rl_logistic_direct.txt).
 
 Usage: python logistic_checks.py [D_PAIRED SEEDS]   (default 500 6; about 4 minutes on 2 cores in all).
+       python logistic_checks.py direct D:SEEDS[,D:SEEDS...]   (only check 2, e.g. direct 2000:8)
 Case: tanh student, sign teacher, alpha0 = 20, eta~ = 3, alpha = 2, beta = 1, lambda = 0.1.
 """
 import math
@@ -48,9 +50,9 @@ def paired(d, seeds):
                   f"{dv.std(ddof=1) / math.sqrt(seeds):.4f} (network {np.mean([r['network'][j] for r in rows]):.4f})")
 
 
-def direct():
+def direct(plan=((500, 16), (1000, 8))):
     m = srf_params("tanh", "sign", CASE["alpha0"], CASE["eta"])
-    for d, reps in ((500, 16), (1000, 8)):
+    for d, reps in plan:
         res = sim_srf("tanh", "sign", d, r=float(m.r), c=float(m.c), gamma=float(m.gamma), alpha=CASE["alpha"],
                       beta=CASE["beta"], lam=CASE["lam"], loss="logistic", reps=reps, seed=5, n_test=20000)
         print(f"direct sRF d = {d}, {reps} seeds: " + ", ".join(
@@ -58,5 +60,8 @@ def direct():
 
 
 if __name__ == "__main__":
-    paired(*(int(a) for a in sys.argv[1:3])) if len(sys.argv) > 2 else paired(500, 6)
-    direct()
+    if sys.argv[1:2] == ["direct"]:
+        direct(tuple(tuple(int(x) for x in dr.split(":")) for dr in sys.argv[2].split(",")))
+    else:
+        paired(*(int(a) for a in sys.argv[1:3])) if len(sys.argv) > 2 else paired(500, 6)
+        direct()

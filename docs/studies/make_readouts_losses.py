@@ -2,7 +2,9 @@
 simulation (independent_kgroup.py): every number in the page's tables is copied by this script.
 
 Usage: python make_readouts_losses.py RUN_DIR docs/studies   (RUN_DIR: where run_readouts_losses.sh ran, holding
-rl_*.json, rl_*.png and independent_kgroup.jsonl, the per-seed output of independent_kgroup.py).  The JSON outputs and the plots are copied next to the page.
+rl_*.json, rl_*.png and independent_kgroup.jsonl, the per-seed output of independent_kgroup.py; optionally
+rl_logistic_direct.txt, the output of ``logistic_checks.py direct D:SEEDS,...``).  The JSON outputs and the plots
+are copied next to the page.
 """
 import json
 import math
@@ -10,6 +12,8 @@ import pathlib
 import re
 import shutil
 import sys
+
+from onestep_theory.study.fit import extrapolate
 
 RUN, OUT = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 EXPONENTS = {"e0.5_1": "d⁻¹ᐟ² + d⁻¹", "e1": "d⁻¹", "e0.5": "d⁻¹ᐟ²"}
@@ -54,6 +58,47 @@ def fit_table(stem, names):
         f = st["comparisons"]["theory"]["fit"]
         rows.append(f"| {label} | " + " | ".join(cells) + f" | {f['verdict'] if f else '—'} |")
     return "\n".join(rows)
+
+
+def summary(stem, names):
+    """What the prose under a loss study's tables quotes, computed here: the range of the per-size gaps, the largest
+    size's gap, and each fit model's status with g_inf and the smallest gap it could detect (percent of the theory)."""
+    st = load(f"{stem}_e1.json")
+    th = float(st["theory"])
+    out = []
+    for n in names:
+        rows = st["comparisons"][n]["sizes"]
+        g = [pct(r["gap"], th) for r in rows]
+        last = rows[-1]
+        out.append(f"network − {n}: per size from {min(g):+.1f} % to {max(g):+.1f} %; at d = {last['d']} "
+                   f"({last['reps']} seeds) {pct(last['gap'], th):+.2f} ± {pct(last['se'], th):.2f} %.")
+        for tag, label in EXPONENTS.items():
+            path = RUN / f"{stem}_{tag}.json"
+            f = load(path.name)["comparisons"][n]["fit"] if path.exists() else None
+            if f is None or "status" not in f:
+                continue
+            out.append(f"  - {label}: {f['status']}, g∞ = {pct(f['g_inf'], th):+.2f} ± {pct(f['se'], th):.2f} % "
+                       f"(χ² {float(f['chi2']):.1f} on {f['dof']}), smallest detectable gap "
+                       f"{pct(f['detectable_gap'], th):.1f} %.")
+    return "\n".join(("- " + x) if not x.startswith("  ") else x for x in out)
+
+
+def direct_lines(theory):
+    """The direct sRF at Result 3.1's (r, c, gamma), from the saved output of ``logistic_checks.py direct D:SEEDS,...``
+    (RUN/rl_logistic_direct.txt): one line per size and the d⁻¹ and d⁻¹ᐟ² fits, in percent of the theory."""
+    pat = r"direct sRF d = (\d+), (\d+) seeds: test_error ([0-9.]+) \+- ([0-9.]+)"
+    rows = sorted({int(d): (int(n), float(m), float(e))
+                   for d, n, m, e in re.findall(pat, (RUN / "rl_logistic_direct.txt").read_text())}.items())
+    out = [f"  - d = {d}, {n} seeds: {m:.2f} ± {e:.2f}, which is {pct(m - theory, theory):+.1f} ± "
+           f"{pct(e, theory):.1f} %." for d, (n, m, e) in rows]
+    for ex, label in (((1.0,), "d⁻¹"), ((0.5,), "d⁻¹ᐟ²")):
+        if len(rows) > 2:
+            f = extrapolate([d for d, _ in rows], [m - theory for _, (n, m, e) in rows], [e for _, (n, m, e) in rows],
+                            ex, reps=[n for _, (n, m, e) in rows], scale=theory)
+            out.append(f"  - fit in {label}: {f.status}, g∞ = {f.g_inf_pct:+.2f} ± {f.se_pct:.2f} % "
+                       f"(χ² {f.chi2:.1f} "
+                       f"on {f.dof}), smallest detectable gap {f.detectable_gap_pct:.1f} %.")
+    return "\n".join(out)
 
 
 def theory_line(study):
@@ -124,13 +169,17 @@ def main():
             subs[f"{L}_{key}_THEORY".upper()] = theory_line(st)
             subs[f"{L}_{key}_SIZES".upper()] = size_table(st, ["theory", "measured"])
             subs[f"{L}_{key}_FITS".upper()] = fit_table(f"rl_{L}_{key}", ["theory", "measured"])
+    subs["LOGISTIC_TEST_ERROR_SUMMARY"] = summary("rl_logistic_test_error", ["theory", "measured"])
+    subs["LOGISTIC_DIRECT"] = direct_lines(float(load("rl_logistic_test_error_e1.json")["theory"]))
+    subs["LOGISTIC_CLASS_ERROR_SUMMARY"] = summary("rl_logistic_class_error", ["theory", "measured"])
     text = (OUT / "readouts-losses_template.md").read_text()
     for k, v in subs.items():
         text = text.replace("{" + k + "}", v)
     left = re.findall(r"\{[A-Z_]+\}", text)
     assert not left, left
     (OUT / "readouts-losses.md").write_text(text)
-    for f in sorted(RUN.glob("rl_*.json")) + sorted(RUN.glob("rl_*_e1.png")) + [RUN / "independent_kgroup.jsonl"]:
+    for f in (sorted(RUN.glob("rl_*.json")) + [RUN / "rl_logistic_direct.txt"] + sorted(RUN.glob("rl_*_e1.png"))
+              + [RUN / "independent_kgroup.jsonl"]):
         if f.resolve() != (OUT / f.name).resolve():
             shutil.copy(f, OUT / f.name)
     print(f"wrote {OUT / 'readouts-losses.md'}")
