@@ -14,6 +14,8 @@ COMMANDS: dict = {}
 
 
 def _run_resolvent(args):
+    import mpmath
+
     from ..core.exact import nstr
     from ..core.results import digits_of
     from ..spikes.resolvent import resolvent
@@ -24,7 +26,9 @@ def _run_resolvent(args):
                               "dps")}
     d.update(student=args.student, phi=args.phi, psi=args.psi, lam=args.lam, provenance=r.provenance,
              errors={k: e for k, e in full["errors"].items() if k != "roots"},
-             digits={k: digits_of(getattr(r, k), e) for k, e in r.errors.items() if k != "roots"})
+             digits={})
+    # the digits of the printed pair (value as printed, its printed error), never more than are printed
+    d["digits"] = {k: digits_of(mpmath.mpf(d[k]), mpmath.mpf(e)) for k, e in d["errors"].items()}
     text = "\n".join(f"{k:<9} = {d[k]}   +/- {d['errors'][k]}" for k in ("m1", "m2", "dm1_dlam", "dm2_dlam")) + \
         f"\n(student {args.student}: c1={d['c1']} +/- {d['errors']['c1']}, c_>1={d['c_gt1']} +/- " \
         f"{d['errors']['c_gt1']}; residual {nstr(r.residual, 3)}, {r.iterations} Newton step(s))"
