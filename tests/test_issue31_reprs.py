@@ -298,3 +298,20 @@ def test_exact_printout_keeps_its_vouched_digits():
     assert one.printed_digits("1.000000000000001") == 13
     near = dataclasses.replace(sol, test_error=0.1, digits=13)          # 0.1 is no float: '0.1' is a rounding
     assert near.printed_digits("0.1") == 1
+
+
+def test_resolvent_json_digits_are_those_printed():
+    """`resolvent --json`'s digits never exceed what its printed value and printed error vouch (lead's last read:
+    it said 23 digits beside a 15-digit value, from the stored value's raw error)."""
+    import json
+    import subprocess
+    import sys
+
+    for dps in ("15", "30"):
+        out = subprocess.run([sys.executable, "-m", "onestep_theory", "resolvent", "--student", "tanh", "--phi", "1/2",
+                              "--psi", "3", "--lam", "1/5", "--dps", dps, "--json"], capture_output=True, text=True,
+                             timeout=120, check=True).stdout
+        d = json.loads(out)
+        for k, n in d["digits"].items():
+            printed = len(d[k].lstrip("-").split("e")[0].replace(".", "").lstrip("0"))
+            assert int(dps) - 1 <= n <= printed, (dps, k, n, d[k], d["errors"][k])
