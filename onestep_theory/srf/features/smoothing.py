@@ -35,6 +35,7 @@ from ...hermite.evaluate import arb_callable, arb_callable_n, as_arb
 from ...hermite.expressions import breakpoints, pieces, x
 from ...hermite.gauss import NotExact, expect_exact, trunc_moments_arb, trunc_moments_float
 from ...hermite.quadrature import gauss_hermite, normal_rule
+from .gridsmooth import grid_smooth_arb
 
 __all__ = ["smooth", "smooth_arb", "smoothing_closed_form", "is_piecewise_polynomial", "default_backend"]
 
@@ -243,8 +244,10 @@ def _smooth_arb(act, a, s, backend, accuracy, level, nodes):
             elif not kinks:
                 rule = normal_rule(digits=accuracy, level=level, hmax=hmax, arb=True)
                 shared = (rule.nodes, rule.weights)
-            res = []
-            for av in av_list:
+            # many shifts of a smooth f: one shared trapezoidal grid (None where it does not apply or verify)
+            grid = grid_smooth_arb(fn, av_list, s, accuracy, level) if backend == "panels" and not kinks else None
+            res = [] if grid is None else [(m0 - off, m1, m2 - 2 * off * m0 + off * off) for m0, m1, m2 in grid]
+            for av in av_list if grid is None else ():
                 if shared is None:
                     rule = normal_rule(hard=tuple((b - av) / s for b in kinks), digits=accuracy, level=level,
                                        hmax=hmax, arb=True, cache=False)
