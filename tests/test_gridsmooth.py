@@ -144,3 +144,28 @@ def test_smooth_public_path(dps):
         with mpmath.workdps(90):
             for v, r in ((m0[i], r0), (m1[i], r1), (m2[i], r2)):
                 assert abs(v - r) <= mpmath.mpf(10) ** -dps
+
+
+@SLOW
+def test_kgroup_saddle_point_against_the_panel_rule(monkeypatch):
+    """The two-group saddle point at 30 digits with the grid inside equals the one on the panel rule (an independent
+    quadrature: Gauss–Legendre panels in z, one student evaluation per (κ node, inner node)) within the printed errors,
+    and both equal a 40-digit solve on the grid to their printed errors."""
+    import onestep_theory.srf.features.smoothing as sm
+    from onestep_theory.core.caches import clear_caches
+    from onestep_theory.srf.grouped.groups import srf_groups
+
+    kw = dict(readout_spec="1:1/2,2:1/2", alpha="2", beta="1", lam="1/10", alpha0="20", eta="3")
+    clear_caches()
+    grid = srf_groups("tanh", "sin", dps=30, **kw)
+    fine = srf_groups("tanh", "sin", dps=40, **kw)
+    clear_caches()
+    monkeypatch.setattr(sm, "grid_smooth_arb", lambda *a, **k: None)
+    panels = srf_groups("tanh", "sin", dps=30, **kw)
+    clear_caches()
+    with mpmath.workdps(60):
+        e_grid, e_panels = mpmath.mpf(grid.abs_error), mpmath.mpf(panels.abs_error)
+        assert 0 < e_grid < 1e-29 and 0 < e_panels < 1e-29
+        assert abs(grid.test_error - panels.test_error) <= e_grid + e_panels
+        assert abs(grid.test_error - fine.test_error) <= e_grid
+        assert abs(panels.test_error - fine.test_error) <= e_panels
