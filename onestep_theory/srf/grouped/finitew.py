@@ -1,8 +1,8 @@
 r"""The finite-W K-group prior on sampled bulks (docs/theory/srf-theory.md §8, 'Finite-W saddle point'): the
 prior side of the K-group saddle point evaluated on a bulk :math:`\tilde W=\mathrm{diag}(\sqrt{c_{g(i)}})W_0`
 drawn by ``simulate.sample_bulks``.  Since the asymptotic prior of §8.1 exists, this is the check and the
-finite-p option of :func:`~onestep_theory.srf.grouped.groups.srf_groups` (``prior="finite-w"``); its value carries the
-standard error over the bulks and their O(1/p) bias.
+finite-p option of :func:`~onestep_theory.srf.grouped.groups.srf_groups` (``prior="finite-w"``); its values (the test
+error and the order parameters) carry the 95 % sampling error over the bulks and their O(1/p) bias.
 
 References
 ----------
@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import scipy.linalg
+import scipy.stats
 
 from ...core.errors import InvalidParameterError
 from ..features.kappa import GroupSetup, group_setup
@@ -28,6 +29,8 @@ __all__ = ["GroupBulk", "group_bulk", "group_map", "finite_w_solve", "MAX_BULK_P
 
 #: Largest width p of a sampled bulk (each map application inverts a p×p matrix).
 MAX_BULK_P = 3000
+#: The order parameters of the finite-W saddle point (docs/theory/srf-theory.md §8), in the order of the budget.
+ORDER = ("m", "theta", "psi", "Q1", "q2", "V1", "V2")
 
 
 @dataclasses.dataclass
@@ -124,7 +127,8 @@ def finite_w_solve(student, teacher, red: Readout, gp, gamma, cc, o, *, bulks, s
     """The finite-W K-group saddle point on sampled bulks (:func:`~onestep_theory.srf.grouped.groups.srf_groups`,
     ``prior="finite-w"``): ``bulk_count`` bulks of width ``bulk_p`` and as many of half the width (or the given
     ``bulks``).  Returns the mean over the widest bulks, the error budget (``sampling``, ``finite_size``,
-    ``discretisation``, ``solver``; NaN parts make the total NaN) and the diagnostics."""
+    ``discretisation``, ``solver``; NaN parts make the total NaN) and the diagnostics; the order parameters
+    (``order``: their means over the same bulks) with the same budget's total (``order_err``)."""
     be = o[1]
     if bulks is None:
         if sampler is None:
@@ -163,26 +167,59 @@ def finite_w_solve(student, teacher, red: Readout, gp, gamma, cc, o, *, bulks, s
         x0 = runs[pk]["x"]
     main = runs[max(runs)]
     per = main["per"]
-    mean = float(np.mean(per))
-    se = float(np.std(per, ddof=1) / math.sqrt(len(per))) if len(per) > 1 else math.nan
-    # finite p: the change from the next smaller bulk size (an O(1/p) effect), with its own sampling error
+    # one budget for every entry (the test error, then each order parameter): the mean over the widest bulks, its
+    # sampling error (a Monte-Carlo quantity: the 95 % Student-t half-width), the change from the next smaller width
+    # (an O(1/p) effect) with its own sampling error, and the fixed point's own refinement (κ-rule, Newton
+    # correction; max over bulks)
+    mean, se = _mean_half(main["ys"])
     if len(runs) > 1:
-        small = runs[sorted(runs)[-2]]["per"]
-        se_small = float(np.std(small, ddof=1) / math.sqrt(len(small))) if len(small) > 1 else math.nan
-        size_err = abs(float(np.mean(small)) - mean) + math.hypot(se, se_small)
+        small, se_small = _mean_half(runs[sorted(runs)[-2]]["ys"])
+        size_err = np.abs(small - mean) + np.hypot(se, se_small)
     else:
-        size_err = math.nan
+        size_err = np.full_like(mean, math.nan)
     err = se + size_err + main["disc"] + main["solv"]      # NaN when any part is not estimable
     bulk_p = max(runs)
-    return dict(mean=mean, err=err, se=se, size_err=size_err, main=main, per=per, bulk_p=bulk_p,
-                n_small=sum(len(v) for v in sizes.values()) - len(per), fev=sum(r["fev"] for r in runs.values()))
+    return dict(mean=float(mean[0]), err=float(err[0]), se=float(se[0]), size_err=float(size_err[0]), main=main,
+                per=per, bulk_p=bulk_p, order=_unflat(mean[1:], main["shapes"]),
+                order_err=_unflat(err[1:], main["shapes"]), disc=float(main["disc"][0]),
+                solv=float(main["solv"][0]), n_small=sum(len(v) for v in sizes.values()) - len(per),
+                fev=sum(r["fev"] for r in runs.values()))
+
+
+def _mean_half(ys) -> tuple:
+    r"""Mean over the n bulks (rows of ``ys``) and its sampling error, the 95 % Student-t half-width
+    :math:`t_{0.975,n-1}\,s/\sqrt n` (NaN with one bulk: not estimable).  With one standard error here (the
+    budget before issue 31's audit) value ± error missed the asymptotic value of §8.1 for 5–17 % of 20–30 seeds
+    (test error) and up to 25 % (single order parameters) at K = 2, p = 40 and 80, 2–8 bulks; with this half-width
+    for none (docs/theory/srf-theory.md §8, 'Package')."""
+    ys = np.asarray(ys, dtype=float)
+    n = len(ys)
+    if n < 2:
+        return ys.mean(axis=0), np.full(ys.shape[1], math.nan)
+    return ys.mean(axis=0), float(scipy.stats.t.ppf(0.975, n - 1)) * ys.std(axis=0, ddof=1) / math.sqrt(n)
+
+
+def _entries(vals) -> np.ndarray:
+    """The test error and the order parameters of one map application as one flat vector (the budget's entries)."""
+    return np.concatenate([[vals["test_error"]], *(np.ravel(vals[k]) for k in ORDER)])
+
+
+def _unflat(vec, shapes) -> dict:
+    """The order parameters from their flat entries (:func:`_entries` without the test error), as lists."""
+    out, i = {}, 0
+    for k in ORDER:
+        n = int(np.prod(shapes[k], dtype=int))
+        out[k] = np.reshape(np.asarray(vec[i:i + n], dtype=float), shapes[k]).tolist()
+        i += n
+    return out
 
 
 def _finite_w(bulks, G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter) -> dict:
-    """Solve on each bulk of one size.  Errors of the values (max over bulks): ``solver``, the change under one
-    Newton correction with a finite-difference Jacobian; ``discretisation``, the change to the fixed point of
-    the coarser κ-rule (one Newton step with the same Jacobian, computed on the first bulk of the size)."""
-    per, disc, solv, fev, res, order, rank, d, J = [], 0.0, 0.0, 0, 0.0, None, None, None, None
+    """Solve on each bulk of one size.  Errors of the values (the test error and every order parameter, max over
+    bulks): ``solv``, the change under one Newton correction with a finite-difference Jacobian; ``disc``, the change
+    to the fixed point of the coarser κ-rule (one Newton step with the same Jacobian, computed on the first bulk of
+    the size).  ``ys``: each bulk's entries (:func:`_entries`)."""
+    ys, disc, solv, fev, res, rank, d, J = [], 0.0, 0.0, 0, 0.0, None, None, None
     for W0, v, tp in bulks:
         bulk = group_bulk(W0, v, tp, cs, red, annealed=annealed)
         d = bulk.d
@@ -193,18 +230,20 @@ def _finite_w(bulks, G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter) ->
             J = packed_jacobian(lambda y: run(y, G1)[0], x)
             n1 += len(x) + 1
         res = max(res, float(np.max(np.abs(f1 - x) / np.maximum(1, np.abs(x)))))
+        y = _entries(vals)
         try:
             xs = x - np.linalg.solve(J, f1 - x)
             xc = x - np.linalg.solve(J, run(x, G0)[0] - x)
-            solv = max(solv, abs(run(xs, G1)[1]["test_error"] - vals["test_error"]))
-            disc = max(disc, abs(run(xc, G0)[1]["test_error"] - vals["test_error"]))
+            solv = np.maximum(solv, np.abs(_entries(run(xs, G1)[1]) - y))
+            disc = np.maximum(disc, np.abs(_entries(run(xc, G0)[1]) - y))
         except (np.linalg.LinAlgError, DomainError):
-            solv = disc = math.nan            # not estimable: reported, and the total becomes NaN
+            solv = disc = np.full(len(y), math.nan)    # not estimable: reported, and the total becomes NaN
         n1 += 4
-        per.append(vals["test_error"])
+        ys.append(y)
         fev += n1
         x0 = x
-        if order is None:
-            order = {k: np.asarray(vals[k]).tolist() for k in ("m", "theta", "psi", "Q1", "q2", "V1", "V2")}
+        if rank is None:
             rank = vals["m_rank"]
-    return dict(per=per, disc=disc, solv=solv, fev=fev, res=res, order=order, rank=rank, d=d, x=x0)
+            shapes = {k: np.shape(vals[k]) for k in ORDER}
+    return dict(per=[float(y[0]) for y in ys], ys=np.array(ys), disc=disc + np.zeros(len(ys[0])),
+                solv=solv + np.zeros(len(ys[0])), fev=fev, res=res, shapes=shapes, rank=rank, d=d, x=x0)

@@ -8,7 +8,7 @@ and K×K order parameters.  :func:`srf_groups` solves it with
 * the asymptotic prior (default; docs/theory/srf-theory.md §8.1, :mod:`~onestep_theory.srf.grouped.kgroup`): float64 or
   any ``dps``, error from refinement;
 * the finite-W prior on sampled bulks (``prior="finite-w"``, :mod:`~onestep_theory.srf.grouped.finitew`): the check,
-  with the standard error over the bulks and their O(1/p) bias.
+  with the 95 % sampling error over the bulks and their O(1/p) bias.
 
 Readouts that reduce to one group (equal values; :math:`\pm\varsigma` for an odd σ) are solved exactly by
 the asymptotic single-group solver :func:`~onestep_theory.srf.single.solve.srf_solve`.
@@ -29,7 +29,7 @@ import numpy as np
 from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_dps, float_in
 from ...core.limits import MAX_SRF_DPS
-from ...core.precision import asked_digits, precision
+from ...core.precision import asked_digits, precision, ulps
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from ...hermite.expressions import is_odd, x
@@ -51,9 +51,10 @@ class GroupSolution(VouchedResult):
 
     ``errors``: ``test_error`` (total) and its parts: asymptotic prior ``discretisation`` (change under a refined
     κ-rule), ``solver`` (the last Newton correction), ``rounding``, ``r``, ``c``, ``gamma`` (Result 3.1) and
-    ``mapping`` (their effect); finite-W prior ``sampling`` (standard error over the sampled bulks), ``finite_size``,
+    ``mapping`` (their effect); finite-W prior ``sampling`` (95 % Student-t half-width over the bulks), ``finite_size``,
     ``discretisation`` (change under a refined κ-rule), ``solver`` (change under a tighter tolerance).
-    ``order`` holds the group order parameters (finite-W: of the first bulk); ``reduced`` the single-group
+    ``order`` holds the group order parameters (finite-W: their means over the widest bulks, ``errors["order"]``
+    the test error's budget taken entry by entry); ``reduced`` the single-group
     :class:`~onestep_theory.srf.single.solution.SRFSolution` when the readout reduces to one group.
     """
 
@@ -104,8 +105,8 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
     ``prior="finite-w"``: the finite-W prior on sampled bulks ``(W0, v, theta_perp)`` with p/d = β (float64),
     either ``bulks`` given, or drawn by ``sampler(d, p, count, seed=…)`` (``onestep_theory.simulate.sample_bulks``;
     this module draws no random numbers) — ``bulk_count`` bulks of width ``bulk_p`` and as many of width
-    ``bulk_p // 2``.  The value is the mean over the widest bulks; ``errors`` holds its standard error
-    (``sampling``), the change from the half width plus the standard error of that change (``finite_size``, the
+    ``bulk_p // 2``.  The value is the mean over the widest bulks; ``errors`` holds its 95 % Student-t
+    half-width (``sampling``), the change from the half width plus the half-width of that change (``finite_size``, the
     prior's O(1/p) bias), the κ-rule change (``discretisation``) and one Newton correction (``solver``); with
     one bulk or one width the error is not estimable (NaN, 0 digits).  ``annealed`` (default) averages the prior
     over v and :math:`\theta_\perp` given Ω (:func:`~onestep_theory.srf.grouped.finitew.group_bulk`).  ``reduce=False``
@@ -148,13 +149,20 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
             rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula,
                                               strict_odd, dps)
             gp = group_params(rr, cc, red)
+            # the errors of (r u, 1 + u^2 (c - 1), gamma) that srf_solve grows its errors by (as the mapping's on the
+            # single path): the mapping's, times |u|, u^2, plus the products' rounding (floats: 2^-52; else 10 ulps
+            # of the working precision)
+            unit = 2.0 ** -52 if any(isinstance(v, float) for v in gp[0]) else float(ulps(
+                1, why="r u and 1 + u^2 (c - 1) rounded at the working precision: 10 ulps"))
+            ge = _group_errors(gp, red, mapping, unit)[0]
+            rcg_err = dict(r=ge["r"], c=ge["c"], gamma=float(mapping.errors["gamma"]) if mapping is not None else 0.0)
         r1, c1 = gp[0]
         t1 = teacher
         if float(r1) < 0:      # negative spike (non-odd sigma): v -> -v, i.e. the teacher reflected (§8, Package)
             ta = Activation.from_any(teacher, "teacher")
             t1, r1 = Activation(ta.expr.subs(x, -x), ta.center, f"{ta.name}(-x)"), -r1
         sol = srf_solve(student, t1, alpha=alpha, beta=beta, lam=lam, noise_var=noise_var, r=r1, c=c1, gamma=gg,
-                        tol=tol, dps=dps)
+                        tol=tol, dps=dps, rcg_errors=rcg_err)
         return _reduced(sol, rd, red, refs, gp, rr, cc, gg, alpha, beta, lam, noise_var, mapping)
     if prior == "finite-w":
         rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula,
@@ -168,10 +176,11 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
             test_error=fw["mean"], abs_error=err, digits=digits_of(fw["mean"], err) if math.isfinite(err) else 0,
             method=(f"finite-W K-group saddle point ({'annealed' if annealed else 'sampled'} prior) on "
                     f"{len(fw['per'])} sampled bulks of p = {fw['bulk_p']} (and {fw['n_small']} smaller); hybrid Powell"),
-            per_bulk=fw["per"], bulk_d=main["d"], bulk_p=fw["bulk_p"], order=main["order"], m_rank=main["rank"],
+            per_bulk=fw["per"], bulk_d=main["d"], bulk_p=fw["bulk_p"], order=fw["order"], m_rank=main["rank"],
             iterations=fw["fev"], residual=main["res"],
             errors={"test_error": err, "sampling": fw["se"], "finite_size": fw["size_err"],
-                    "discretisation": main["disc"], "solver": main["solv"],
+                    "discretisation": fw["disc"], "solver": fw["solv"], "order": fw["order_err"],
+                    "per_bulk": [fw["disc"] + fw["solv"]] * len(fw["per"]),     # each bulk's own refinement
                     "groups": _group_errors(gp, red, mapping), **_rcg_errors(mapping)}, reduced=None,
             provenance=provenance(method="finite-W K-group saddle point on sampled bulks", references=refs),
             **_common(rd, red, gp, rr, cc, gg, alpha, beta, lam, noise_var, experimental=True))
@@ -180,12 +189,13 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
                            c_formula, strict_odd, tol or 1e-10, dps is not None, max_iter, progress)
 
 
-def _group_errors(gp, red, mapping) -> list:
-    """Errors of the groups' (r_j, c_j) = (r u_j, 1 + u_j^2 (c - 1)) as printed (floats): the mapping's errors of
-    r, c (when Result 3.1 gave them) times |u_j|, u_j^2, plus the float's rounding (two units: the product too)."""
+def _group_errors(gp, red, mapping, unit=2.0 ** -52) -> list:
+    """Errors of the groups' (r_j, c_j) = (r u_j, 1 + u_j^2 (c - 1)): the mapping's errors of r, c (when Result 3.1
+    gave them) times |u_j|, u_j^2, plus the rounding, ``unit`` relative (default: as printed, floats; two units: the
+    product too)."""
     er, ec = ((float(mapping.errors[k]) if mapping is not None else 0.0) for k in ("r", "c"))
-    return [dict(value=None, fraction=None, r=abs(float(u)) * er + 2.0 ** -52 * abs(float(a)),
-                 c=float(u) ** 2 * ec + 2.0 ** -52 * abs(float(b))) for u, (a, b) in zip(red.values, gp)]
+    return [dict(value=None, fraction=None, r=abs(float(u)) * er + unit * abs(float(a)),
+                 c=float(u) ** 2 * ec + unit * abs(float(b))) for u, (a, b) in zip(red.values, gp)]
 
 
 def _rcg_errors(mapping) -> dict:
@@ -204,7 +214,8 @@ def _reduced(sol, rd, red, refs, gp, rr, cc, gg, alpha, beta, lam, noise_var, ma
     """A readout of one group after the reductions of §8: the single-group solution ``sol`` at
     :math:`(r\varsigma, c_\varsigma)` (:func:`~onestep_theory.srf.single.solve.srf_solve`, the boundary)."""
     dps = sol.dps
-    return GroupSolution(test_error=sol.test_error, abs_error=sol.abs_error, digits=sol.digits, method=(
+    digits = sol.digits if dps is None else min(sol.digits, dps)         # dps: the printed digits (as _asymptotic)
+    return GroupSolution(test_error=sol.test_error, abs_error=sol.abs_error, digits=digits, method=(
         f"reduced to one group (u = {red.values[0]}): asymptotic single-group saddle point"), per_bulk=[],
         bulk_d=None, bulk_p=None, order=sol.order, m_rank=None, iterations=sol.iterations, residual=sol.residual,
         errors={"test_error": sol.abs_error, "order": {k: sol.errors[k] for k in sol.order if k in sol.errors},

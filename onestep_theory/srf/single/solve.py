@@ -48,7 +48,7 @@ GENERAL_LIMIT = 900.0
 
 def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None, gamma=None, alpha0=None, eta=None,
               tol: float | None = None, dps: int | None = None, options: SRFOptions | None = None, init=None,
-              setup: SRFSetup | None = None, **option_overrides) -> SRFSolution:
+              setup: SRFSetup | None = None, rcg_errors: dict | None = None, **option_overrides) -> SRFSolution:
     r"""Solve Result 3.3 of [CPDKLZL24] and return the test error (25) with every order parameter and an
     honest error estimate (docs/theory/srf-theory.md §4, docs/theory/numerics.md §§3–5).
 
@@ -76,6 +76,9 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
         Warm start (the state of a neighbouring solution, :meth:`SRFSolution.state`).
     setup : SRFSetup, optional
         Precomputed κ-rule (:func:`~onestep_theory.srf.features.kappa.srf_setup`) for the first level.
+    rcg_errors : dict, optional
+        Absolute errors ``{"r", "c", "gamma"}`` of a given (r, c, γ) that were computed (e.g. a readout group's
+        :math:`(r\varsigma, 1+\varsigma^2(c-1))` from Result 3.1): grown into every error as Result 3.1's own are.
 
     Examples
     --------
@@ -84,7 +87,7 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     (0.04160398, True)
     """
     p = _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta, tol, dps,
-                 SRFOptions.build(options, option_overrides), init, setup)
+                 SRFOptions.build(options, option_overrides), init, setup, rcg_errors)
     fl = _solve_float(p)
     if p.dps is None:
         out = _refine(p, fl, p.o, mp=False)
@@ -116,10 +119,11 @@ class _Problem:
     x0: tuple
     cold: bool
     setup: SRFSetup | None
+    rcg_err: dict | None = None      # the absolute errors of (r, c, γ): Result 3.1's, or given with them
 
 
 def _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta, tol, dps, opt, init,
-             setup) -> _Problem:
+             setup, rcg_errors=None) -> _Problem:
     """Every input checked (InvalidParameterError naming it) before any work, (r, c, γ) resolved: the validation
     step of the boundary :func:`srf_solve` (``dps``, the digits asked, is checked here and kept in the problem)."""
     al, be, la = (float_in(v, n) for v, n in ((alpha, "alpha"), (beta, "beta"), (lam, "lam")))
@@ -133,6 +137,10 @@ def _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0,
         check_teacher(opt.loss, Activation.from_any(teacher, "teacher"))
     rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, opt.c_formula,
                                       opt.strict_odd, dps)
+    if mapping is not None and rcg_errors is not None:
+        raise InvalidParameterError("rcg_errors", rcg_errors, "None when (r, c, gamma) come from alpha0 and eta "
+                                    "(Result 3.1 gives their errors)")
+    rcg_err = {k: mapping.errors[k] for k in RCG} if mapping is not None else _rcg_errors(rcg_errors)
     o = MapOptions(al, be, la, nv, opt.spike_channel, opt.spectrum,
                    tuple(np.asarray(a, dtype=float) for a in opt.empirical) if opt.empirical is not None else None,
                    opt.cross_term, opt.mp_method)
@@ -152,7 +160,7 @@ def _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0,
     return _Problem(student, teacher, dict(alpha=alpha, beta=beta, lam=lam, noise_var=noise_var), opt, dps,
                     Target.of(dps, tol or 1e-10).rel, (rr, cc, gg), mapping, o, rn,
                     tuple(float(v) for v in init) if init is not None else (0.0, 0.0, 0.0, 0.1, 0.1, 1.0, 1.0),
-                    init is None, setup)
+                    init is None, setup, rcg_err)
 
 
 def _general_loss(o, opt, teacher, noise_var):
@@ -288,10 +296,9 @@ def _solution(p: _Problem, fl: _Float, out, method) -> SRFSolution:
     condition of the fixed point); ConvergenceError when the target is not met."""
     lev, S, x, vals, _, _ = out.last
     errors, dps, opt, rn, (rr, cc, gg) = out.estimate, p.dps, p.opt, p.rn, p.rcg
-    if p.mapping is not None:
-        m = p.mapping
-        errors = _grown(errors, vals, fl.cond, max(m.errors[k] / max(abs(float(getattr(m, k))), 1.0) for k in RCG),
-                        {k: m.errors[k] for k in RCG})
+    if p.rcg_err is not None:          # Result 3.1's errors (or those given with r, c, γ)
+        rel = max(p.rcg_err[k] / max(abs(float(v)), 1.0) for k, v in zip(RCG, p.rcg))
+        errors = _grown(errors, vals, fl.cond, rel, dict(p.rcg_err))
     if rn is not None:
         errors = _grown(errors, vals, fl.cond, max(rn[2]["k"] / max(abs(float(rn[0])), 1.0),
                                                    rn[2]["s2"] / max(abs(float(rn[1])), 1.0)),
@@ -318,6 +325,19 @@ def _solution(p: _Problem, fl: _Float, out, method) -> SRFSolution:
         provenance=provenance(dps=dps, method=method, references=[
             "[CPDKLZL24] Result 3.3, eqs. (17)-(25)", "docs/theory/srf-theory.md §4", "docs/theory/numerics.md §5"]
             + (["docs/theory/srf-theory.md §4.11 (row-norm correction)"] if rn is not None else [])))
+
+
+def _rcg_errors(given) -> dict | None:
+    """``rcg_errors`` of :func:`srf_solve` checked: None, or finite errors >= 0 of all of r, c, γ (as floats)."""
+    if given is None:
+        return None
+    try:
+        out = {k: float(given[k]) for k in RCG}
+    except (TypeError, KeyError, ValueError):
+        out = None
+    if out is None or set(given) != set(RCG) or not all(0 <= e < float("inf") for e in out.values()):
+        raise InvalidParameterError("rcg_errors", given, "a dict of finite errors >= 0 for r, c and gamma")
+    return out
 
 
 def _grown(errors, vals, cond, rel, own) -> dict:
