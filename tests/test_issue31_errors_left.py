@@ -70,6 +70,19 @@ def test_finite_w_order_contains_the_asymptotic_prior(asymptotic, seed):
     assert all(float(e) > 0 for e in d["errors"]["per_bulk"]) and len(d["per_bulk"]) == 4
 
 
+def test_finite_w_order_on_the_command_line(capsys, asymptotic):
+    """``srf --readout … --prior finite-w --json``: every order parameter printed with its error, containing the
+    asymptotic prior's value (the text output prints no order parameters, on either prior)."""
+    argv = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta",
+            "1", "--lam", "0.1", "--readout", "1:0.5,2:0.5", "--prior", "finite-w", "--bulk-p", "40", "--bulk-count",
+            "4", "--seed", "3", "--json"]
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    for k in ORDER:
+        for v, e, ref in zip(flat(d["order"][k]), flat(d["errors"]["order"][k]), flat(asymptotic.order[k])):
+            assert contains(v, e, repr(float(ref))), (k, v, e, float(ref))
+
+
 def test_finite_w_order_is_the_mean_over_the_bulks():
     """The order parameters are the means over the bulks (each bulk solved alone: the reference), not the first
     bulk's; with one bulk the error is not estimable and prints as such (inf), never as a small number."""
