@@ -147,6 +147,17 @@ def test_rcg_errors_refused(bad):
         srf_solve("tanh", "sin", rcg_errors={"r": 0, "c": 0, "gamma": 0}, **CASE)
 
 
+def test_float_inputs_are_read_as_typed_in_the_group_parameters():
+    """A float r, c is the decimal it prints (as srf_solve reads a float at dps): c = 1.1 at u = 2 gives c_2 = 1.4, not
+    float64's 1.4000000000000004 (before: solved at that c_2 — at dps 20 the K = 2 test error was 1.6e-18 from the
+    truth with a printed error of 3.6e-22), on the reduced path and on the K-group path alike."""
+    kw = dict(gamma="9/10", alpha=1, beta=1, lam="1/10", dps=15)
+    for spec in ("2:1", "1:1/2,2:1/2"):
+        typed = srf_groups("tanh", "sin", readout_spec=spec, r=0.5, c=1.1, **kw)
+        exact = srf_groups("tanh", "sin", readout_spec=spec, r="1/2", c="11/10", **kw)
+        assert typed.test_error == exact.test_error, spec
+
+
 def cli_pair(capsys, *extra) -> tuple:
     """``srf --readout 2:1`` on the command line: the printed test error and its printed error (text), and JSON's."""
     argv = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1", "--beta",

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ...core.errors import ConvergenceError, InvalidParameterError
-from ...core.exact import check_dps, float_in
+from ...core.exact import check_dps, float_in, to_exact
 from ...core.limits import MAX_SRF_DPS
 from ...core.precision import asked_digits, precision, ulps
 from ...core.results import VouchedResult, digits_of, provenance
@@ -148,7 +148,7 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
         with precision(dps or 15):
             rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula,
                                               strict_odd, dps)
-            gp = group_params(rr, cc, red)
+            gp = group_params(*_typed(rr, cc), red)
             # the errors of (r u, 1 + u^2 (c - 1), gamma) that srf_solve grows its errors by (as the mapping's on the
             # single path): the mapping's, times |u|, u^2, plus the products' rounding (floats: 2^-52; else 10 ulps
             # of the working precision)
@@ -198,6 +198,13 @@ def _group_errors(gp, red, mapping, unit=2.0 ** -52) -> list:
                  c=float(u) ** 2 * ec + unit * abs(float(b))) for u, (a, b) in zip(red.values, gp)]
 
 
+def _typed(rr, cc) -> tuple:
+    """(r, c) for the group parameters: a float given by the user is the decimal it prints (the package's reading
+    of a float, as ``srf_solve`` reads one at ``dps``), so that r u and 1 + u^2 (c - 1) are not rounded in float64
+    (c = 1.1 at u = 2 gave c_2 = 1.4000000000000004, solved as such to 20 digits)."""
+    return tuple(to_exact(repr(v), n) if isinstance(v, float) else v for v, n in ((rr, "r"), (cc, "c")))
+
+
 def _rcg_errors(mapping) -> dict:
     """The errors of (r, c, γ) from Result 3.1 (none when the user gave them: exact)."""
     return {} if mapping is None else {k: mapping.errors[k] for k in ("r", "c", "gamma")}
@@ -232,7 +239,7 @@ def _asymptotic(student, teacher, rd, red, refs, alpha, beta, lam, noise_var, r,
     dps = asked_digits() if mp else None        # the digits asked at the boundary
     rr, cc, gg, mapping = resolve_rcg(student, teacher, r, c, gamma, alpha0, eta, noise_var, c_formula,
                                       strict_odd, dps)
-    gp = group_params(rr, cc, red)
+    gp = group_params(*_typed(rr, cc), red)
     out = solve_kgroup(student, teacher, [g[0] for g in gp], [g[1] for g in gp], gg, red.fractions,
                        alpha=float_in(alpha, "alpha"), beta=float_in(beta, "beta"), lam=float_in(lam, "lam"),
                        noise_var=float_in(noise_var, "noise_var", strict=False), tol=tol, mp=mp,
