@@ -116,7 +116,8 @@ def _run_srf(args):
     for k, v in out["order"].items():
         lines.append(f"  {k:<10} = {v:<{(args.dps or 12) + 8}} +/- {d['errors'][k]}")
     lines.append(f"({sol.iterations} fixed-point iterations, {sol.newton_steps} Newton steps; error from the change "
-                 f"under refined discretisation, level {sol.options['level']}, {sol.options['kappa_nodes']} kappa nodes)")
+                 f"under refined discretisation, level {sol.options['level']}, {sol.options['kappa_nodes']} kappa nodes)"
+                 if "level" in sol.options else f"({sol.provenance['method']})")     # the zero readout: no solve
     if "alpha0" in kw:
         out["network"], line = _network_note(args)
         lines.append(line)

@@ -7,6 +7,11 @@ meet (a default set, then the teacher's values):
 * it and its :math:`\hat y`-derivative are finite float64 numbers for :math:`|\hat y|\le 10`, at most
   :data:`HUGE` = 1e150 in modulus (the general channel is float64 and squares them; NaN or overflow there would
   poison the averages: ``1e300*(y - yhat)**2`` ended in "no valid fixed point (residual inf)", exit 3);
+* unless :math:`\hat y=0` minimises it on every label (:func:`zero_minimiser`: then a = 0, whatever its scale), its
+  :math:`\hat y`-derivative reaches :data:`TINY` = 1e-300 there (the channel's :math:`f_{\rm out}=-\ell'` times
+  its quadrature weights must stay normal float64 numbers; ``1e-305*(y - yhat)**2`` is refused, ``1e-300*(y -
+  yhat)**2`` is solved: :math:`\ell/K` with :math:`\lambda/K` is the same estimator, so a rescaled loss is the
+  remedy);
 * it is convex in :math:`\hat y` — symbolically where SymPy decides the sign of :math:`\partial^2_{\hat y}\ell`,
   otherwise numerically: the second differences on uniform grids (:math:`h=10^{-2}` on :math:`[-10,10]`,
   :math:`h=10^{-5}` near 0, :math:`h=0.2` on :math:`[-200,200]` where finite) must not be negative beyond
@@ -31,7 +36,7 @@ import sympy as sp
 from ...core.errors import InvalidParameterError
 
 __all__ = ["LABELS_DEFAULT", "LABELS_CLASSIFY", "derivatives", "kink_points", "vector_fn", "precheck", "check_loss",
-           "check_teacher", "teacher_labels"]
+           "check_teacher", "teacher_labels", "zero_minimiser"]
 
 #: labels the checks use before the teacher is known (the teacher's own values are checked by srf_solve)
 LABELS_DEFAULT = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
@@ -41,6 +46,9 @@ _KINKED = (sp.Abs, sp.Max, sp.Min, sp.Heaviside, sp.sign, sp.Piecewise, sp.floor
 _EPS = 2.0 ** -52
 #: largest |value| or |yhat-derivative| on |yhat| <= 10: the channel's float64 averages hold their squares
 HUGE = 1e150
+#: smallest largest |yhat-derivative| on |yhat| <= 10 (unless yhat = 0 minimises the loss: a = 0 then): f_out = -l'
+#: and its products with quadrature weights stay normal float64 numbers (docs/theory/srf-theory.md §13)
+TINY = 1e-300
 _GRIDS = (np.linspace(-10, 10, 2001), np.linspace(-1e-2, 1e-2, 2001), np.linspace(-200, 200, 2001))
 
 
@@ -144,6 +152,11 @@ def check_loss(L, labels):
         _refuse(L, f"its magnitude reaches {big[i, j]:.3g} at y={ys[i, 0]:g}, yhat={x[0, j]:g}: the general channel "
                    f"squares value and yhat-derivative in float64 (at most {HUGE:.0e} for |yhat| <= 10); rescale "
                    "the loss (and lam with it)")
+    gmax = float(np.max(np.abs(g)))
+    if 0 < gmax < TINY and not (L.expr is not None and zero_minimiser(L.expr)[0]):
+        _refuse(L, f"its yhat-derivative is at most {gmax:.3g} for |yhat| <= 10: below {TINY:.0e} the general "
+                   "channel's f_out = -(yhat-derivative), times its quadrature weights, nears float64's smallest "
+                   "normal number (2.2e-308) and loses its digits; rescale the loss (and lam with it)")
     if np.all(np.ptp(f, axis=1) <= 1e-14 * (1 + np.max(np.abs(f), axis=1))) and np.all(g == 0):
         _refuse(L, "it is constant in yhat (does not depend on yhat)")
     _check_convex(L, ys)
@@ -201,6 +214,52 @@ def _check_bounded(L, ys):
             _refuse(L, f"unbounded below in yhat: at y={ys[i, 0]:g} it keeps decreasing as yhat -> "
                        f"{'+' if sgn > 0 else '-'}inf (slope {s2[i]:.3g}); the mean overlap m is unpenalised in the "
                        "limit, so there is no saddle point")
+
+
+def zero_minimiser(e, labels=None):
+    r"""Whether :math:`\hat y=0` minimises :math:`\ell(y,\cdot)` for every label, and the curvature there.
+
+    For a convex loss, 0 is a minimiser of :math:`\ell(y,\cdot)` iff :math:`\ell'(y,0^-)\le0\le\ell'(y,0^+)`
+    (the one-sided derivatives, taken symbolically).  Then the readout :math:`a=0` minimises the training
+    objective :math:`\sum_\mu\ell(y_\mu,\hat y_\mu)+\frac\lambda2\|a\|^2` exactly, for every data set (each
+    term is at its minimum, the ridge strictly): :math:`\hat y\equiv0`, whatever the scale of the loss
+    (docs/theory/srf-theory.md §13).  The condition is decided for all real y when SymPy can, otherwise on
+    ``labels`` (the teacher's complete set of values; None: not decided).
+
+    Returns ``(zero, k)``: ``k`` is :math:`\ell''(y,0)` when both one-sided limits agree, are finite and do not
+    depend on y (``None`` otherwise: kinked at 0 or label-dependent).
+
+    >>> import sympy as sp
+    >>> y, yh = sp.symbols("y yhat", real=True)
+    >>> [zero_minimiser(sp.sympify(s, {"y": y, "yhat": yh})) for s in
+    ...  ("exp(yhat**2)", "Min(0, yhat)**2", "Abs(yhat)", "(y - yhat)**2", "y**2*yhat**4")]
+    [(True, 2), (True, None), (True, None), (False, None), (True, 0)]
+    """
+    y, yh = sp.Symbol("y", real=True), sp.Symbol("yhat", real=True)
+    e = e.xreplace({s: {"y": y, "yhat": yh}.get(s.name, s) for s in e.free_symbols})
+    d1, d2, _ = derivatives(e, y, yh)
+    try:
+        lo, hi = (sp.limit(d1, yh, 0, d) for d in ("-", "+"))
+    except (NotImplementedError, ValueError, TypeError, AttributeError, RecursionError):
+        return False, None
+    if any(v.has(sp.Limit, sp.oo, -sp.oo, sp.zoo, sp.nan, sp.I) for v in (lo, hi)):
+        return False, None
+
+    def holds(a, b):                    # a <= 0 <= b, exactly
+        return bool(a.is_nonpositive) and bool(b.is_nonnegative)
+    if not holds(lo, hi):
+        if labels is None or not (lo.has(y) or hi.has(y)):
+            return False, None
+        if not all(holds(lo.subs(y, sp.Rational(float(v))), hi.subs(y, sp.Rational(float(v)))) for v in labels):
+            return False, None
+    if lo != hi:
+        return True, None               # a kink at 0: no curvature there
+    try:
+        k1, k2 = (sp.limit(d2, yh, 0, d) for d in ("-", "+"))
+    except (NotImplementedError, ValueError, TypeError, AttributeError, RecursionError):
+        return True, None
+    ok = k1 == k2 and not k1.has(y, sp.Limit, sp.oo, -sp.oo, sp.zoo, sp.nan, sp.I) and k1.is_nonnegative
+    return True, (k1 if ok else None)
 
 
 def teacher_labels(act, limit=41):

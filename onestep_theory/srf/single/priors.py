@@ -32,7 +32,9 @@ def mp_integrals(c, beta, lam, hV1, hV2, sqrt=math.sqrt):
     :math:`J_1=(1-2ts-t^2s')/\hat V_1^2`.  Works for float and mpf (pass ``sqrt=mpmath.sqrt``).
     """
     L = lam + hV2
-    if hV1 == 0:
+    # float64 with t > x_+ / eps (x_+ = c(1+sqrt(beta))^2 the spectrum's top): hV1 rho <= eps L on the support, so the
+    # hV1 = 0 forms are exact to rounding; the closed form overflowed there (t^2 > 1e308: a loss of scale 1e-300)
+    if hV1 == 0 or (isinstance(hV1, float) and L > hV1 * c * (1 + math.sqrt(beta)) ** 2 * 2.0 ** 52):
         return c / L, 1 / L, c * c * (1 + beta) / L**2, c / L**2, 1 / L**2
     t = L / hV1
     bq = t + c - c * beta

@@ -35,6 +35,7 @@ from .saddle import HATS, ORDER, DomainError, MapOptions, all_values
 from .solution import SRFOptions, SRFSolution, combine_errors, rounding_floor
 from .solvers import general_budget, jacobian, mp_solver_error, polish, solve_float
 from .trainedbulk import trained_law
+from .zeroreadout import zero_readout
 
 __all__ = ["srf_solve", "MIN_TOL"]
 
@@ -88,6 +89,11 @@ def srf_solve(student, teacher, *, alpha, beta, lam, noise_var=0, r=None, c=None
     """
     p = _problem(student, teacher, alpha, beta, lam, noise_var, r, c, gamma, alpha0, eta, tol, dps,
                  SRFOptions.build(options, option_overrides), init, setup, rcg_errors)
+    zero = zero_readout(p, student, teacher, lambda lk: srf_solve(        # a = 0 exactly (docs/theory/srf-theory.md §13)
+        student, teacher, alpha=alpha, beta=beta, lam=lk, r=r, c=c, gamma=gamma, alpha0=alpha0, eta=eta,
+        options=dataclasses.replace(p.opt, loss=None)))
+    if zero is not None:
+        return zero
     fl = _solve_float(p)
     if p.dps is None:
         out = _refine(p, fl, p.o, mp=False)

@@ -132,6 +132,10 @@ def _continuation(x, S, o, tol, max_iter, damped_only):
                     xs, n, _, _ = iterate(x, S, o, damping=0.9, tol=max(tol, 1e-8), max_iter=max_iter)
                 total += n
             x = xs
+    except ConvergenceError as exc:      # its message quotes the step's lam: say what that number is
+        raise ConvergenceError(f"{str(exc).rsplit(' (iterations=', 1)[0]}; lam = {o.lam:.3g} there is a step of the "
+                               f"lambda-continuation from 10 towards the lam = {float(la):g} given", exc.iterations,
+                               exc.residual) from None
     finally:
         o.lam = la
     return x, total
