@@ -103,7 +103,7 @@ def run_srf_groups(args):
     lines.append(f"({sol.method})")
     if sol.reduced is None:
         lines.append("error budget: " + ", ".join(f"{k} {v}" for k, v in d["errors"].items()
-                                                  if k not in ("test_error", "order", "groups")))
+                                                  if k not in ("test_error", "order", "groups", "per_bulk")))
     if getattr(args, "alpha0", None) is not None:     # the network map measured the uniform readout only (issue 31)
         why = f"the map measured the uniform readout a0 = 1/sqrt(p) only; here --readout {sol.readout['label']}"
         out["network"] = {"match": None, "reason": why, "entry": None, "bracket": None}
