@@ -98,7 +98,7 @@ def test_cli_text_and_json_claims_at_r0(capsys, dps):
     d = json.loads(capsys.readouterr().out)
     with mpmath.workdps(50):
         for (x, v, e), jv, je, r, k in zip(rows, d["density"], d["errors"]["density"], ref, pick):
-            assert (v, e) == (jv, je) and float(x) == xs[pick.index(k)]
+            assert (v, e) == (jv, je) and F(x) == F(xs[pick.index(k)])      # x printed as typed: the point
             assert _contains(v, e, r), (x, v, e, r)
             if dps:
                 assert F(e) <= F(10) ** -(dps - 1) * F(v), (x, v, e)      # printed to D digits, rounding included

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .common import add_json, command, emit, int_in, rcg_kw, resolve_args
 
 __all__ = ["COMMANDS", "add_readout", "is_grouped", "run_srf_groups", "run_bounds_groups", "run_group_spectrum",
-           "group_spikes"]
+           "group_spikes", "density_rows"]
 
 COMMANDS: dict = {}
 
@@ -182,11 +182,25 @@ def _setup_tau_star(p):
     return _run_tau_star
 
 
+def density_rows(args, xs, d, provenance) -> list:
+    """The density table of ``spectrum`` (one group or K): each x as printed, which is the point the density was
+    computed at (:func:`~onestep_theory.srf.spectral.grid.x_text`: the typed text, or a float's shortest repr), put
+    in the JSON ``d["x"]`` as well and, with ``--csv``, written as CSV (x, density, error); returns the text lines."""
+    from ..core.results import write_csv
+    from ..srf.spectral.grid import grid_texts
+    from .common import cli_context
+
+    d["x"] = grid_texts(xs)
+    rows = list(zip(d["x"], d["density"], d["errors"]["density"]))
+    if getattr(args, "csv", None):
+        write_csv(args.csv, [{"x": x, "density": y, "error": e} for x, y, e in rows],
+                  cli_context(args, provenance.get("method"), provenance))
+    return [f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12} {y:>24}  {e}" for x, y, e in rows]
+
+
 def run_group_spectrum(args):
     """``spectrum --readout`` with K >= 2 groups: the K-group bulk (density, g(-lambda); docs/theory/srf-theory.md
     §8.1, float64) and, with ``--d``, the up-to-K mean spikes."""
-    import numpy as np
-
     from ..core.errors import InvalidParameterError
     from ..srf.grouped.groupspectrum import group_spectrum
 
@@ -194,16 +208,15 @@ def run_group_spectrum(args):
         raise InvalidParameterError("--dps", args.dps, "not given with a grouped --readout (the K-group spectrum is "
                                     "float64; its digits follow its printed errors)")
     rr, cc, gg, _ = resolve_args(args)
-    with _progress(args, "K-group density", "point") as pr:
+    with _progress(args, "K-group density", "point") as pr:      # --z: exact texts, each x read as typed
         gs = group_spectrum(args.student, readout_spec=args.readout, r=rr, c=cc, alpha=args.alpha, beta=args.beta,
-                            xs=np.array([float(v) for v in args.z]) if args.z else None, lams=args.lam, progress=pr)
+                            xs=list(args.z) if args.z else None, lams=args.lam, progress=pr)
     d = gs.to_dict()
     if args.d:
         d["group_mean_spikes"] = group_spikes(args, rr, cc)
     lines = [f"bulk density of Phi^T Phi / p, readout {gs.readout['label']} (K groups, docs/theory/srf-theory.md "
-             f"§8.1): the limit eta -> 0 of Im g(x + i eta)/pi, extrapolated from eta = {gs.eta:.3g}, eta/2, eta/4",
-             f"{'x':>12} {'density':>24}  +/-"] + [f"{x:>12.6g} {y:>24}  {e}" for x, y, e in
-                                                    zip(gs.x, d["density"], d["errors"]["density"])]
+             f"§8.1): the limit eta -> 0 of Im g(x + i eta)/pi, extrapolated from eta = {gs.eta:.3g}, eta/2, eta/4"]
+    lines += density_rows(args, args.z or gs.x, d, gs.provenance)
     lines += [f"g(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
     lines.append(f"atom at 0: {gs.atom_at_zero:.6g}")
     if args.d:

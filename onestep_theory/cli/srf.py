@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .common import (add_exact, add_json, add_table, cli_context, command, emit, exact_arg, exact_grid, exact_list,
-                     float_list, int_in, rcg_kw, resolve_args, table_form)
-from .groups import add_readout, is_grouped, run_bounds_groups, run_group_spectrum, run_srf_groups
+                     float_list, int_in, output_path, rcg_kw, resolve_args, table_form)
+from .groups import add_readout, density_rows, is_grouped, run_bounds_groups, run_group_spectrum, run_srf_groups
 from ..core.limits import MAX_SRF_DPS
 
 
@@ -254,9 +254,8 @@ def _run_spectrum(args):
     lines = ["bulk density of Phi^T Phi / p on the real axis: Im V2(x + i0)/pi (docs/theory/srf-theory.md §7.1); "
              "exactly 0 outside the support",
              "edges of the support: " + ",  ".join(f"{v} +/- {e}" if v is not None else "not resolved by the kappa "
-                                                   "rule (§7.1)" for v, e in zip(d["edges"], d["errors"]["edges"])),
-             f"{'x':>12} {'density':>24}  +/-"] + [f"{x!r:>12} {y:>24}  {e}" for x, y, e in
-                                                    zip(sp_.x, d["density"], d["errors"]["density"])]
+                                                   "rule (§7.1)" for v, e in zip(d["edges"], d["errors"]["edges"]))]
+    lines += density_rows(args, xs or sp_.x, d, sp_.provenance)     # each x as printed is the point computed
     lines += [f"V2(-{k}) = {v}  +/- {d['errors']['stieltjes'][k]}" for k, v in d["stieltjes_at_minus_lambda"].items()]
     lines.append(f"atom at 0: {d['atom_at_zero']}  +/- {d['errors']['atom_at_zero']};  mean spike / d = alpha E mu0^2 = {d['mean_spike_per_d']}"
                  f"  +/- {d['errors']['mean_spike_per_d']}" + (f";  mean spike = {d['mean_spike']}" if args.d else ""))
@@ -361,6 +360,7 @@ def _setup_spectrum(p):
     p.add_argument("--lam", type=exact_grid("--lam"), default=["0.1", "0.5", "1", "3"],
                    help="lambdas for V2(-lambda) (exact)")
     p.add_argument("--d", type=int_in("--d", 1, 10**9), help="dimension, to report the mean spike location n E mu0^2")
+    p.add_argument("--csv", type=output_path, help="also write the density table (x, density, error) as CSV")
     add_readout(p)
     _dps_arg(p)
     add_json(p)

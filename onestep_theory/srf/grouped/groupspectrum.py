@@ -29,6 +29,7 @@ from ...core.errors import ConvergenceError, InvalidParameterError
 from ...core.exact import check_real, float_in
 from ...core.results import VouchedResult, provenance
 from ..features.kappa import GroupSetup, group_setup
+from ..spectral.grid import read_x, x_text
 from ..spectral.spectrum import ridge_points
 from .groupprior import PriorDomainError, kgroup_resolvent, prior_jacobian
 from .readout import group_params, readout
@@ -184,10 +185,14 @@ def _point(E: VEquations, z, init, jac, tol=1e-14):
     return (*E.unpack(out[0]), out[1], out[2])
 
 
-def group_density(G0: GroupSetup, G1: GroupSetup, xs, *, alpha, beta, pis, cs, eta, progress=None):
+def group_density(G0: GroupSetup, G1: GroupSetup, xs, *, alpha, beta, pis, cs, eta, progress=None, gaps=None):
     r"""Bulk density :math:`\frac1\pi\mathrm{Im}\,g(x+i0)` on the grid ``xs`` with its error: as in §7, the limit
     η → 0 by Richardson extrapolation from η, η/2, η/4 (its change taken whole), on the κ-rules ``G0`` and the
     refined ``G1`` (their difference added), plus the Newton steps; continuation in x with warm starts.
+    ``gaps[i]`` bounds the distance from ``xs[i]`` (a float) to the point the density is reported at (the printed
+    decimal, :func:`~onestep_theory.srf.spectral.grid.read_x`): the extrapolation :math:`2\rho_{\eta/4}-\rho_{\eta/2}`
+    moves by at most :math:`(8\rho_{\eta/4}+2\rho_{\eta/2})/\eta` per unit of x (a Stieltjes transform has
+    :math:`|g'(z)|\le\mathrm{Im}\,g(z)/\mathrm{Im}\,z`), added twice over the gap.
     ``progress(i, n)`` is called after each point.  Returns ``(density, errors)``."""
     kw = dict(alpha=alpha, beta=beta, pis=pis, cs=cs)
     eqs = [E if isinstance(E, VEquations) else VEquations(E, **kw) for E in (G0, G1)]
@@ -209,7 +214,8 @@ def group_density(G0: GroupSetup, G1: GroupSetup, xs, *, alpha, beta, pis, cs, e
         ext = {lev: (2 * rho[(lev, 2)] - rho[(lev, 1)], 2 * rho[(lev, 1)] - rho[(lev, 0)]) for lev in (0, 1)}
         r2, r1 = ext[1]
         dens.append(r2)
-        errs.append(abs(r2 - r1) + abs(r2 - ext[0][0]) + step)
+        slope = (8 * abs(rho[(1, 2)]) + 2 * abs(rho[(1, 1)])) / eta
+        errs.append(abs(r2 - r1) + abs(r2 - ext[0][0]) + step + (2 * slope * gaps[i] if gaps is not None else 0.0))
         if progress is not None:
             progress(i + 1, len(xs))
     return dens, errs
@@ -234,8 +240,9 @@ class GroupSpectrum(VouchedResult):
 def group_spectrum(student, *, readout_spec, r, c, alpha, beta, xs=None, lams=("1/10", "1/2", "1", "3"),
                    eta=None, progress=None) -> GroupSpectrum:
     r"""The bulk of :math:`A=\Phi^\top\Phi/p` for the readout ``readout_spec`` (K groups with
-    :math:`(r\varsigma_j, c_j)`, docs/theory/srf-theory.md §8, §8.1): the density on ``xs`` (default 100 points up
-    to four times the largest group's MP edge) by :func:`group_density`, and :math:`g(-\lambda)=\sum_jV_{2,j}` at
+    :math:`(r\varsigma_j, c_j)`, docs/theory/srf-theory.md §8, §8.1): the density on ``xs`` (exact texts, numbers
+    or floats, each point the decimal :func:`~onestep_theory.srf.spectral.grid.x_text` prints for it; default 100
+    points up to four times the largest group's MP edge) by :func:`group_density`, and :math:`g(-\lambda)=\sum_jV_{2,j}` at
     each λ (error: change under the refined κ-rule plus the Newton step), float64.  The atom at 0 is
     :math:`(1-\alpha/\beta)_+`; the mean spikes are
     :func:`~onestep_theory.srf.grouped.groupbounds.group_mean_spikes`."""
@@ -250,15 +257,17 @@ def group_spectrum(student, *, readout_spec, r, c, alpha, beta, xs=None, lams=("
     spikes = [a for a, _ in gp]
     if xs is None:
         top = float(np.max(cs)) * (1 + math.sqrt(be)) ** 2 * 4
-        xs = np.linspace(top / 200, top, 100)
-    xs = np.asarray(xs, dtype=float)
-    if xs.size > MAX_GROUP_GRID or not np.all(np.isfinite(xs)):
+        xs = [f"{v:.6g}" for v in np.linspace(top / 200, top, 100)]    # short decimals: each is the point
+    xs = np.ravel(np.asarray(xs, dtype=object))
+    if xs.size > MAX_GROUP_GRID or not all(isinstance(v, str) or math.isfinite(float(v)) for v in xs):
         raise InvalidParameterError("z", f"{xs.size} points", f"at most {MAX_GROUP_GRID} finite grid points")
+    pts = [read_x(x_text(v)) for v in xs]          # the printed decimal, its float, their gap
+    xs, gaps = np.array([p[1] for p in pts], dtype=float), [p[2] for p in pts]
     eta_v = float(eta) if eta is not None else 1e-3 * max(float(np.max(np.abs(xs))), 1e-3)
     G0, G1 = (group_setup(student, student, spikes, cs, 0.0, level=lev) for lev in (0, 1))
     kw = dict(alpha=al, beta=be, pis=pis, cs=cs)
     E0, E1 = (VEquations(G, **kw) for G in (G0, G1))
-    dens, derr = group_density(E0, E1, xs, eta=eta_v, progress=progress, **kw)
+    dens, derr = group_density(E0, E1, xs, eta=eta_v, progress=progress, gaps=gaps, **kw)
     st, sterr = {}, {}
     for key, lam_x in ridge_points(lams):
         (_, a, _), (_, b, step) = (group_stieltjes(E, -float(lam_x), **kw) for E in (E0, E1))

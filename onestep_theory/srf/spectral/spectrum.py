@@ -29,6 +29,7 @@ from ...core.precision import precision, ulps
 from ...core.results import VouchedResult, digits_of, provenance
 from ...hermite.activation import Activation
 from .realaxis import EPS, moments
+from .grid import grid_texts
 from .realdensity import density_real
 
 __all__ = ["stieltjes", "stieltjes_checked", "density", "density_real", "mean_spike", "Spectrum", "spectrum",
@@ -228,7 +229,7 @@ def spectrum(student, *, r, c, alpha, beta, xs=None, lams=(0.1, 0.5, 1.0, 3.0), 
         n = 200 if dps is None else 40
         xs = 1.05 * top * np.arange(1, n + 1) / n
         if dps is not None:     # each x is the decimal printed (repr), read exactly: not the binary float beside it
-            exact_xs = [repr(float(v)) for v in xs]
+            exact_xs = grid_texts(xs)
     dens, derr, edges, eerr = density_real(student, xs if exact_xs is None else exact_xs, r=r, c=c, alpha=alpha,
                                            beta=beta, dps=dps)
     st, sterr = {}, {}
