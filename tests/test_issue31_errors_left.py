@@ -75,8 +75,11 @@ def test_finite_w_order_on_the_command_line(capsys, asymptotic):
     asymptotic prior's value (the text output prints no order parameters, on either prior)."""
     argv = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta",
             "1", "--lam", "0.1", "--readout", "1:0.5,2:0.5", "--prior", "finite-w", "--bulk-p", "40", "--bulk-count",
-            "4", "--seed", "3", "--json"]
+            "4", "--seed", "3"]
     assert main(argv) == 0
+    budget = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("error budget: ")]
+    assert len(budget) == 1 and "sampling" in budget[0] and "per_bulk" not in budget[0] and "[" not in budget[0]
+    assert main([*argv, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     for k in ORDER:
         for v, e, ref in zip(flat(d["order"][k]), flat(d["errors"]["order"][k]), flat(asymptotic.order[k])):
