@@ -108,8 +108,10 @@ def zero_readout(p, student, teacher, square):
     else:
         vals.update(Vpart[0]), errors.update(Vpart[1])
     errors.update(test_error=te_err, train_loss=tl_err)
-    if p.mapping is not None:
-        errors.update({n: p.mapping.errors[n] for n in ("r", "c", "gamma")})
+    rcg_err = getattr(p, "rcg_err", None) or ({n: p.mapping.errors[n] for n in ("r", "c", "gamma")}
+                                               if p.mapping is not None else None)
+    if rcg_err:                          # Result 3.1's errors, or those given with (r, c, gamma)
+        errors.update(rcg_err)
     order = {key: vals[key] for key in ORDER if key in vals}
     hats = {key: vals[key] for key in HATS if key in vals}
     return SRFSolution(
