@@ -131,3 +131,21 @@ def test_tiny_scale_solved_against_infinite_ridge_limit():
     gen = srf_solve("tanh", "sign", loss="1e-20*(y - yhat)**2", **ISSUE)
     sq = srf_solve("tanh", "sign", **{**ISSUE, "lam": "5e18"})
     assert abs(float(gen.test_error) - float(sq.test_error)) <= float(gen.abs_error) + float(sq.abs_error)
+
+
+def test_continuation_failure_says_what_its_lam_is(monkeypatch):
+    """A failure inside the λ-continuation quotes the step's λ: the message says it is a step, and the λ given
+    (``exp(yhat**2)`` quoted λ = 0.383 as if typed)."""
+    from onestep_theory import ConvergenceError
+    import onestep_theory.srf.single.solvers as sv
+
+    def damped(x, S, o, **kw):
+        if kw.get("damping") == 0.9:        # the continuation's steps
+            raise ConvergenceError(f"sRF saddle point: no fixed point within the budget (lam={o.lam})", 3)
+        return x, 1, math.inf, "diverged"
+    monkeypatch.setattr(sv, "_hybr", lambda x, S, o, tol: (None, 0))
+    monkeypatch.setattr(sv, "iterate", damped)
+    with pytest.raises(ConvergenceError) as exc:
+        srf_solve("tanh", "sign", loss="exp(-y*yhat)", **ISSUE)
+    msg = str(exc.value)
+    assert "lam = 10 there is a step of the lambda-continuation" in msg and "lam = 0.1 given" in msg
