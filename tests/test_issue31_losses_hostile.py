@@ -61,11 +61,20 @@ def test_zero_readout_against_closed_forms(teacher, te, expr, tl):
     assert _inside(sol.extra["train_loss"], sol.errors["train_loss"], tl)
     for key in ("m", "theta", "psi", "q1", "q2"):
         assert sol.order[key] == 0 and sol.errors[key] == 0
-    assert "class_error" not in sol.extra and "a = 0" in sol.extra["readout"]
+    # the tie sign(0) = 0 counts as an error, as in the simulators (np.sign): P[teacher != 0] = 1 for sign and sin
+    assert _inside(sol.extra["class_error"], sol.errors["class_error"], 1.0) and "a = 0" in sol.extra["readout"]
     d = sol.to_dict()                       # printed: value +- error holds the truth
     assert abs(float(d["test_error"]) - te) <= float(d["errors"]["test_error"])
     if expr.startswith("Min"):              # kinked at 0: no linear response, not reported (and said why)
         assert "V1" not in sol.order and "kinked" in sol.extra["readout"]
+
+
+def test_zero_readout_in_a_curve_and_a_study_metric():
+    """The zero readout's result serves the callers of srf_solve: a warm-started curve (state() without the
+    unreported V's) and the class error a study reads."""
+    from onestep_theory.srf import srf_curve
+    sols = srf_curve("tanh", "sign", [1, 2], beta=1, lam="0.1", alpha0=20, eta=3, loss="Min(0, yhat)**2")
+    assert [float(s.test_error) for s in sols] == [1.0, 1.0] and len(sols[0].state()) == 7
 
 
 def test_zero_readout_is_a_fixed_point_of_the_general_map():

@@ -159,7 +159,8 @@ class SRFSolution(VouchedResult):
         return self.dps or 17
 
     def state(self) -> tuple:
-        return tuple(self.order[k] for k in ORDER)
+        """The seven order parameters (a warm start); the zero readout's unreported V's as the cold start's 1."""
+        return tuple(self.order.get(k, 1.0) for k in ORDER)
 
     def value(self, key: str):
         """The value of ``key``: ``test_error``, ``D``, an order parameter, a hat, an extra, or ``r``, ``c``, ``gamma``."""

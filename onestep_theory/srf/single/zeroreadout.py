@@ -11,8 +11,9 @@ each loss term is at its minimum there and the ridge is strictly smallest.  So :
 
 exactly (the saddle point's a = 0 fixed point sits on the boundary q = 0 of the map's domain, where the iterative
 solver cannot polish it: ``exp(yhat**2)`` ended in "no valid fixed point", ``Min(0, yhat)**2`` in "5 digits
-reached", exit 3).  The classification error is not defined (every prediction is the tie ŷ = 0) and is not
-reported.  The susceptibilities: with :math:`\omega\equiv0` the prox is 0 and
+reached", exit 3).  The classification error :math:`\mathbb P[\mathrm{sign}\,\hat y\ne\mathrm{sign}\,y]` counts
+the tie :math:`\mathrm{sign}\,0=0` as an error, as the simulators do (``np.sign``): :math:`\mathbb P[\sigma_\star(g)\ne0]`
+(a fair coin on ties would give 1/2).  The susceptibilities: with :math:`\omega\equiv0` the prox is 0 and
 :math:`\partial_\omega f_{\rm out}=-k/(1+Vk)`, :math:`k=\ell''(y,0)`; for a constant k this is the square loss
 :math:`\frac k2(y-\hat y)^2`, whose V-equations do not involve the labels, so
 :math:`V_{1,2}=V^{\rm sq}_{1,2}(\lambda/k)/k`, :math:`\hat V_{1,2}=k\hat V^{\rm sq}_{1,2}(\lambda/k)`,
@@ -93,12 +94,13 @@ def zero_readout(p, student, teacher, square):
     at0 = L.expr.xreplace({s: (y if s.name == "y" else sp.S.Zero) for s in L.expr.free_symbols})
     l0 = sp.lambdify(y, at0, "numpy")
     with np.errstate(all="ignore"):
-        (te, te_err), (tl, tl_err) = _mean_with_error(
-            [lambda g: tf(g) ** 2, lambda g: l0(np.broadcast_to(np.asarray(tf(g), float), np.shape(g)))], kinks)
+        (te, te_err), (tl, tl_err), (ce, ce_err) = _mean_with_error(
+            [lambda g: tf(g) ** 2, lambda g: l0(np.broadcast_to(np.asarray(tf(g), float), np.shape(g))),
+             lambda g: np.abs(np.sign(tf(g)))], kinks)
     vals = {key: 0.0 for key in ORDER + HATS}
     errors = {key: 0.0 for key in vals}
     note = ("yhat = 0 exactly: the loss is smallest at yhat = 0 for every label, so a = 0 minimises the training "
-            "objective (class_error undefined: every prediction is a tie)")
+            "objective (class_error counts the tie sign(0) = 0 as an error, as the simulators' np.sign does)")
     rr, cc, gg = p.rcg
     Vpart, why = _susceptibilities(p, square, k, cc)
     if Vpart is None:
@@ -107,7 +109,7 @@ def zero_readout(p, student, teacher, square):
         note += "; V1, V2 and their conjugates not reported: " + why
     else:
         vals.update(Vpart[0]), errors.update(Vpart[1])
-    errors.update(test_error=te_err, train_loss=tl_err)
+    errors.update(test_error=te_err, train_loss=tl_err, class_error=ce_err)
     rcg_err = getattr(p, "rcg_err", None) or ({n: p.mapping.errors[n] for n in ("r", "c", "gamma")}
                                                if p.mapping is not None else None)
     if rcg_err:                          # Result 3.1's errors, or those given with (r, c, gamma)
@@ -118,7 +120,7 @@ def zero_readout(p, student, teacher, square):
         test_error=te, abs_error=te_err, digits=digits_of(te, te_err), order=order, hats=hats, errors=errors,
         D=vals.get("D"), r=rr, c=cc, gamma=gg, **p.inputs, iterations=0, newton_steps=0, residual=0.0,
         status="zero readout (exact)", options=dict(spectrum=p.opt.spectrum, inner="Gauss-Legendre in g, 20/40"),
-        dps=None, extra={"train_loss": tl, "loss": L.name, "readout": note},
+        dps=None, extra={"class_error": ce, "train_loss": tl, "loss": L.name, "readout": note},
         provenance=provenance(method="a = 0 minimises the training objective exactly (the loss is smallest at "
                               "yhat = 0 on every label); eps_g = E[teacher(g)^2] by Gauss-Legendre, error from "
                               "doubled nodes", references=["docs/theory/srf-theory.md §13", "[CPDKLZL24] (25)"]))
