@@ -100,6 +100,25 @@ def test_kgroup_prints_the_point_in_text_json_csv(capsys, tmp_path):
         assert abs(F(v) - F(r)) <= F(e) + F(re), (x, v, e, r)
 
 
+@pytest.mark.slow
+def test_kgroup_default_grid_prints_its_points(capsys):
+    """The K-group default grid (was: x printed {x:.6g}, the density at the 17-digit float beside it; JSON held that
+    float): 100 six-digit decimals, the same in the text table and JSON, each the point whose density is printed,
+    against the one-group density at that exact decimal."""
+    argv = KG + ["--readout=1:0.5,-1:0.5"]
+    code, text, _ = _run(capsys, argv)
+    assert code == 0
+    code, out, _ = _run(capsys, argv + ["--json"])
+    d = json.loads(out)
+    assert len(d["x"]) == 100 and [ln.split()[:3] for ln in text.splitlines()[2:102]] == \
+        [list(r) for r in zip(d["x"], d["density"], d["errors"]["density"])]
+    assert all(len(x.replace(".", "").lstrip("0").rstrip("0")) <= 6 for x in d["x"]), d["x"][:5]   # 6 digits
+    ref, rerr = _single_reference(d["x"])
+    bad = [(x, v, e, r) for x, v, e, r, re in zip(d["x"], d["density"], d["errors"]["density"], ref, rerr)
+           if not abs(F(v) - F(r)) <= F(e) + F(re)]
+    assert not bad, bad
+
+
 def test_kgroup_float_grid_error_covers_the_decimal():
     """A float grid point is its shortest decimal: the K-group error grows by the slope bound over the gap
     (|d rho_eta/dx| <= rho_eta/eta), so an x whose decimal is not its float (0.1) carries that term, 0.5 none."""
@@ -209,9 +228,9 @@ def test_r_positive_near_edges_dps15_against_dps30(capsys):
     exit 3 within 1e-6 of an edge: 29 digits)."""
     base = ["spectrum", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
             "--beta", "1", "--lam", "1/2", "--json"]
-    edges = [mpmath.mpf("0.0135800081759517138322811324178526233747475005304461108232106"),
-             mpmath.mpf("2.90486559213020602864126845219227425518369689269120938523163")]   # --dps 60 (by hand)
     with mpmath.workdps(60):
+        edges = [mpmath.mpf("0.0135800081759517138322811324178526233747475005304461108232106"),
+                 mpmath.mpf("2.90486559213020602864126845219227425518369689269120938523163")]   # --dps 60 (by hand)
         xs = [mpmath.nstr(e * (1 - s * mpmath.mpf(dd)), 40, strip_zeros=False) for e, s in zip(edges, (-1, 1))
               for dd in ("1e-6", "1e-12")]
     runs = {}
@@ -226,3 +245,10 @@ def test_r_positive_near_edges_dps15_against_dps30(capsys):
             gap = abs(_mp(v15) - _mp(v30))
             assert gap <= _mp(e15) + _mp(e30) and gap <= mpmath.mpf(10) ** -14 * _mp(v30), (v15, e15, v30)
             assert _mp(e30) <= mpmath.mpf(10) ** -29 * _mp(v30)
+    # 1e-17 inside the top edge (closer than its float64 error): Result 3.1's r, c carry errors ~1e-31 at --dps 15,
+    # amplified ~1e17 there: honest exit 3 in one line that names the cause (an exact --r, --c would not be limited)
+    with mpmath.workdps(60):
+        edges = [mpmath.mpf("2.90486559213020602864126845219227425518369689269120938523163")]
+        x = mpmath.nstr(edges[0] * (1 - mpmath.mpf(10) ** -17), 45, strip_zeros=False)
+    code, out, err = _run(capsys, base[:-1] + ["--dps", "15", "--z", x])
+    assert code == 3 and out == "" and len(err.strip().splitlines()) == 1 and "errors of r, c" in err, err

@@ -3,7 +3,8 @@ transform and density of the bulk off and on the real axis, the edges of its sup
 (docs/theory/srf-theory.md §7, §7.1).
 
 Imports ``features``. Public names: ``Spectrum``, ``spectrum``, ``stieltjes``, ``stieltjes_checked``, ``density``,
-``mean_spike`` (``spectrum``); ``density_real`` (``realdensity``, its solvers in ``realaxis``).
+``mean_spike`` (``spectrum``); ``density_real`` (``realdensity``, its solvers in ``realaxis``); the x of a density
+table as printed and read, ``x_text``, ``read_x`` (``grid``, also used by the K-group spectrum).
 """
 
 from .realdensity import density_real

@@ -186,11 +186,12 @@ ho\sim C\sqrt{|e-x|}` moves by
 ho\,|\delta e|/(2|x-e|)` with :math:`|\delta e|=|\partial_re|\,\delta r+|\partial_ce|\,\delta c` (central
     differences of the float64 folds, step 1e-6 relative), plus :math:`
 ho(\delta r/r+\delta c/c)`, doubled.  It
-    matters only closer to an edge than its float64 error (the continuation of :func:`_continued`)."""
+    matters only closer to an edge than its float64 error (the continuation of :func:`_continued`).  Returns
+    ``{i: the term added}``."""
     student, r, c, alpha, beta = model
     er, ec = (float(getattr(v, "error", 0.0) or 0.0) for v in (r, c))
     if not (er or ec) or not np.any(inside):
-        return
+        return {}
     act, a, be_f = Activation.from_any(student, "student"), float_in(alpha, "alpha") / float_in(beta, "beta"), \
         float_in(beta, "beta")
     r_f, c_f = float(r), float(c)
@@ -206,11 +207,13 @@ ho(\delta r/r+\delta c/c)`, doubled.  It
             shift = [sh + err * (abs(u - v) / h if len(hi) == len(lo) == len(base) else 10 * abs(b) / (h / 2e-6))
                      for sh, u, v, b in zip(shift, hi or base, lo or base, base)]
     direct = (er / abs(r_f) if r_f else 0.0) + ec / c_f
+    added = {}
     for i in np.nonzero(inside)[0]:
         x = to_mpf(exact_xs[i])
         k = int(np.argmin([abs(x - v) if v != 0 else mpmath.inf for v in pe]))
-        rho = abs(float(dens[i]))
-        derr[i] += 2 * rho * (shift[k] / (2 * float(abs(x - pe[k]))) + direct)
+        added[i] = 2 * abs(float(dens[i])) * (shift[k] / (2 * float(abs(x - pe[k]))) + direct)
+        derr[i] += added[i]
+    return added
 
 
 def _polish(student, r, c, alpha, beta, xs, exact_xs, inside, sol, E, eerr, dens, derr, starts):
@@ -265,7 +268,7 @@ def _polish(student, r, c, alpha, beta, xs, exact_xs, inside, sol, E, eerr, dens
             k = int(np.argmin([abs(x - v) for v in pe]))
             _continued(i, exact_xs[i], k, pe[k], starts[i], (student, r, c, alpha, beta), dens, derr)
             inside[i] = True
-    _input_errors((student, r, c, alpha, beta), pe, exact_xs, inside, dens, derr)
+    added = _input_errors((student, r, c, alpha, beta), pe, exact_xs, inside, dens, derr)
     top = max([abs(v) for v in dens] + [mpmath.mpf(0)])
     for i, (v, e) in enumerate(zip(dens, derr)):
         if not inside[i]:
@@ -277,6 +280,11 @@ def _polish(student, r, c, alpha, beta, xs, exact_xs, inside, sol, E, eerr, dens
         elif digits_of(v, e) < dps:
             raise ConvergenceError(f"spectrum: density at x = {mpmath.nstr(to_mpf(exact_xs[i]), 20)}: {dps} digits "
                                    f"requested, only {digits_of(v, e)} reached" + (
+                                       f", limited by the errors of r, c ({float(getattr(r, 'error', 0)):.1e}, "
+                                       f"{float(getattr(c, 'error', 0)):.1e}:"
+                                       f" Result 3.1's at this dps), amplified this close to an edge; exact --r, --c "
+                                       f"give more"
+                                       if added.get(i, 0.0) > e / 2 else
                                        f" with the working precision raised by {extra} digits (at most "
                                        f"{EDGE_EXTRA}: x too close to an edge)" if extra else ""), 0, e)
     for x, e in zip(edges, errs):
