@@ -219,6 +219,10 @@ def test_too_close_to_an_edge_is_one_line_exit_3(capsys):
                                        "--alpha", SIN[2], "--beta", SIN[3], "--lam", "1/2", "--dps", "30", "--z", x])
         assert code == 3 and out == "" and len(err.strip().splitlines()) == 1 and words in err, (x, err)
         assert "Traceback" not in err and "internal error" not in err
+    # bounded work: more than MAX_CONTINUED = 16 points within an edge's float64 error is refused before the polish
+    code, out, err = _run(capsys, ["spectrum", "--student", "sin", "--r", "0", "--c", SIN[1], "--gamma", "1", "--alpha",
+                                   SIN[2], "--beta", SIN[3], "--lam", "1/2", "--dps", "15", "--z", ",".join([xs[1]] * 17)])
+    assert code == 2 and "--z" in err and "at most 16" in err and len(err.strip().splitlines()) == 1, err
 
 
 @pytest.mark.slow

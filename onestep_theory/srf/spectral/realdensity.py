@@ -58,6 +58,8 @@ CHUNK_WORK, MAX_DPS_WORK = 2 ** 17, 40000
 #: Most working digits added for a density near an edge (its condition number |x|/|x - edge| up to ~1e30 beyond the
 #: guard digits); the edge's own float64 error (~1e-15 relative) is the closest approach that is solved at all.
 EDGE_EXTRA = 30
+#: Most points with ``dps`` closer to an edge than twice its float64 error (each a continuation, ~1-20 s at r > 0).
+MAX_CONTINUED = 16
 
 
 def _solve_chunked(xs, Ms, a, be, c, scale):
@@ -130,6 +132,9 @@ def density_real(student, xs, *, r, c, alpha, beta, dps: int | None = None):
         starts[i] = (probe, P1, P2)     # with dps: the start of a continuation to x if the polished edges say inside
     if dps is None:
         return dens, derr, edges, eerr
+    if len(starts) > MAX_CONTINUED:                 # bounded work: each may be a continuation at 30 more digits
+        raise InvalidParameterError("z", f"{len(starts)} points within twice an edge's float64 error of it",
+                                    f"at most {MAX_CONTINUED} such points with dps")
     with precision(dps):
         return _polish(student, r, c, alpha, beta, xs, exact_xs, inside, sol, E, eerr, dens, derr, starts)
 
