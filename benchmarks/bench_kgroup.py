@@ -25,16 +25,25 @@ Issue-31 audit (``--baseline 3f42e90~1 --quick --threads 1``: the parent of the 
 new time in the two Arb κ-rule setups, ``srf.features.smoothing._smooth_arb``, one Arb call of the student per
 inner node per κ node per group); float64 12 groups 2.3 s -> 1.7 s (1.3x).
 
-Where the 12-group ``--dps 30`` time goes (working tree at 081cedb, ``nice -n 10``, one BLAS thread): 20.8 s CPU,
-of which 17.7 s in the 26 calls of ``_smooth_arb`` — 12 groups x 2 κ levels (553 then 711 κ nodes after the mirror,
-688-738 then 874-948 inner nodes, one per group since the inner rule's panel width 1/sqrt(c_j) differs) = 12.46
-million Arb evaluations of the student at about 1.4 µs each; the teacher (sin, closed form) 0.01 s.  Every inner
-point r_j κ + sqrt(c_j) z_i is distinct (no reuse across groups or levels with the same rules).  Tried and not
-kept (the printed error budget's noise-level digits changed): the three sums as ``arb_mat`` dot products
-(17.7 -> 15.2 s) and, for tanh, exp(2(a + s z)) factored per κ and per inner node (-> 11.0 s; 14.1 s in all against
-20.8 s, i.e. about 3x over the old code if it scales with the new's 23.7 -> 20.8 s; not measured side by
-side): the same rules cannot reach 5x; that needs fewer student evaluations (e.g. one x-grid shared by every
-group and κ node), a new rule with its own error estimate.
+Where the 12-group ``--dps 30`` time went (at 081cedb, ``nice -n 10``, one BLAS thread): 20.8 s CPU, of which 17.7 s
+in the 26 calls of ``_smooth_arb`` — 12 groups x 2 κ levels (553 then 711 κ nodes after the mirror, 688-738 then
+874-948 inner nodes, one per group since the inner rule's panel width 1/sqrt(c_j) differs) = 12.46 million Arb
+evaluations of the student at about 1.4 µs each.  Every inner point r_j κ + sqrt(c_j) z_i is distinct, so the panel
+rule cannot reuse them.  (Tried and not kept: the sums as ``arb_mat`` products, 17.7 -> 15.2 s; tanh's exp factored
+per node, -> 11.0 s.)
+
+The shared grid (issue 31, ``srf.features.gridsmooth``, docs/theory/numerics.md §3): the student once per node of one
+uniform grid per group and level (~1000 nodes), each κ node's smoothing three Arb polynomial evaluations in
+G = exp(ha/c) over its window: the 26 setups 17.2 s -> 2.0 s (same profile), the printed test error identical to all
+30 digits.  Side by side (``--threads 1``, old = 0194406, machine under load 4-5 from other work, so wall times are
+inflated and CPU is the fairer ratio):
+
+* ``--repeat 2``, grid at the accuracy asked: 12-group ``srf --readout --dps 30`` 42.0 s -> 6.7 s CPU (**6.2x**; wall
+  160 -> 37.5 s, 4.3x); 12-group spectrum 30.2 -> 5.1 s (5.9x); two-group ``--dps 30`` 4.9 -> 2.1 s (2.3x); float64
+  1.0x.
+* ``--quick``, grid built 4 digits past the accuracy asked (``MARGIN``, the landed code): 12-group ``srf --readout
+  --dps 30`` 39.5 s -> 6.6 s CPU (**6.0x**; wall 73.5 -> 13.3 s, 5.5x); 12-group spectrum 28.0 -> 4.9 s (5.7x);
+  float64 12 groups 1.9 -> 1.9 s (1.0x).  The printed values of old and new agree within their errors in every case.
 """
 
 import argparse
