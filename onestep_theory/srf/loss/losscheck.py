@@ -219,15 +219,19 @@ def _check_bounded(L, ys):
 def zero_minimiser(e, labels=None):
     r"""Whether :math:`\hat y=0` minimises :math:`\ell(y,\cdot)` for every label, and the curvature there.
 
-    For a convex loss, 0 is a minimiser of :math:`\ell(y,\cdot)` iff :math:`\ell'(y,0^-)\le0\le\ell'(y,0^+)`
-    (the one-sided derivatives, taken symbolically).  Then the readout :math:`a=0` minimises the training
-    objective :math:`\sum_\mu\ell(y_\mu,\hat y_\mu)+\frac\lambda2\|a\|^2` exactly, for every data set (each
-    term is at its minimum, the ridge strictly): :math:`\hat y\equiv0`, whatever the scale of the loss
-    (docs/theory/srf-theory.md §13).  The condition is decided for all real y when SymPy can, otherwise on
-    ``labels`` (the teacher's complete set of values; None: not decided).
+    For a convex loss, :math:`\ell'(y,-h)\le0\le\ell'(y,h)` puts a minimiser of :math:`\ell(y,\cdot)` in
+    :math:`[-h,h]`; the derivative is evaluated there in mpmath (80 digits, :math:`h=10^{-40}`, any subgradient
+    selection: Heaviside(0) plays no part) on every label (``labels``; None: the default set, or none at all for a
+    loss without y).  Then the readout :math:`a=0` minimises :math:`\sum_\mu\ell(y_\mu,\hat y_\mu)+\frac\lambda2
+    \|a\|^2` up to a displacement with :math:`\lambda\|a\|^2\le2nh\max|\ell'|`: each term is within
+    :math:`h\max|\ell'|` of its minimum at a = 0 and the ridge is strictly smallest there, so
+    :math:`\hat y\equiv0` to :math:`O(\sqrt h)=10^{-20}` relative, whatever the scale of the loss
+    (docs/theory/srf-theory.md §13).  No symbolic limit is taken (SymPy's ran without end on a sum of Heaviside
+    pieces).
 
-    Returns ``(zero, k)``: ``k`` is :math:`\ell''(y,0)` when both one-sided limits agree, are finite and do not
-    depend on y (``None`` otherwise: kinked at 0 or label-dependent).
+    Returns ``(zero, k)``: ``k`` is :math:`\ell''(y,0)` when its values at :math:`\pm h` agree (to 1e-30) on every
+    label and do not depend on it, as a SymPy number (an integer when it is one); ``None`` otherwise (kinked at 0,
+    infinite, or label-dependent).
 
     >>> import sympy as sp
     >>> y, yh = sp.symbols("y yhat", real=True)
@@ -235,31 +239,39 @@ def zero_minimiser(e, labels=None):
     ...  ("exp(yhat**2)", "Min(0, yhat)**2", "Abs(yhat)", "(y - yhat)**2", "y**2*yhat**4")]
     [(True, 2), (True, None), (True, None), (False, None), (True, 0)]
     """
+    import mpmath
     y, yh = sp.Symbol("y", real=True), sp.Symbol("yhat", real=True)
     e = e.xreplace({s: {"y": y, "yhat": yh}.get(s.name, s) for s in e.free_symbols})
     d1, d2, _ = derivatives(e, y, yh)
-    try:
-        lo, hi = (sp.limit(d1, yh, 0, d) for d in ("-", "+"))
-    except (NotImplementedError, ValueError, TypeError, AttributeError, RecursionError):
-        return False, None
-    if any(v.has(sp.Limit, sp.oo, -sp.oo, sp.zoo, sp.nan, sp.I) for v in (lo, hi)):
-        return False, None
-
-    def holds(a, b):                    # a <= 0 <= b, exactly
-        return bool(a.is_nonpositive) and bool(b.is_nonnegative)
-    if not holds(lo, hi):
-        if labels is None or not (lo.has(y) or hi.has(y)):
+    ys = ([0.0] if not e.has(y) else list(LABELS_DEFAULT) if labels is None else [float(v) for v in labels])
+    mods = [{"Heaviside": lambda x, h0=0.5: mpmath.mpf(1) if x > 0 else mpmath.mpf(0) if x < 0 else mpmath.mpf(h0),
+             "sign": mpmath.sign, "Max": max, "Min": min, "Abs": abs}, "mpmath"]
+    with mpmath.workdps(80):
+        h = mpmath.mpf(10) ** -40
+        try:
+            f1, f2 = (sp.lambdify((y, yh), d, mods) for d in (d1, d2))
+            g = [(mpmath.mpf(f1(mpmath.mpf(v), -h)), mpmath.mpf(f1(mpmath.mpf(v), h))) for v in ys]
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError, NameError, AttributeError, KeyError):
             return False, None
-        if not all(holds(lo.subs(y, sp.Rational(float(v))), hi.subs(y, sp.Rational(float(v)))) for v in labels):
+        if not all(mpmath.isfinite(a) and mpmath.isfinite(b) and a <= 0 <= b for a, b in g):
             return False, None
-    if lo != hi:
-        return True, None               # a kink at 0: no curvature there
-    try:
-        k1, k2 = (sp.limit(d2, yh, 0, d) for d in ("-", "+"))
-    except (NotImplementedError, ValueError, TypeError, AttributeError, RecursionError):
-        return True, None
-    ok = k1 == k2 and not k1.has(y, sp.Limit, sp.oo, -sp.oo, sp.zoo, sp.nan, sp.I) and k1.is_nonnegative
-    return True, (k1 if ok else None)
+        if any(abs(b - a) > mpmath.mpf(10) ** -30 for a, b in g):
+            return True, None           # l' jumps at 0: kinked there, no curvature
+        try:
+            ks = [[mpmath.mpf(f2(mpmath.mpf(v), t)) for v in ys for t in (-hh, hh)] for hh in (h, h * 10**-10)]
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError, NameError, AttributeError, KeyError):
+            return True, None
+        big = max(abs(v) for row in ks for v in row)
+        if not (mpmath.isfinite(big) and all(v >= 0 for row in ks for v in row)):
+            return True, None
+        if max(abs(v) for v in ks[1]) <= mpmath.mpf(10) ** -15 * max(abs(v) for v in ks[0]) or big == 0:
+            return True, sp.Integer(0)  # l'' -> 0 as h -> 0 (yhat**4: 12 h^2)
+        k0 = ks[1][0]
+        if any(abs(v - k0) > mpmath.mpf(10) ** -20 * k0 for row in ks for v in row):
+            return True, None           # one-sided, label-dependent or infinite (Abs(yhat)**1.5) curvature
+        near = mpmath.nint(k0)
+        return True, (sp.Integer(int(near)) if abs(k0 - near) <= mpmath.mpf(10) ** -25 * k0 else
+                      sp.Float(mpmath.nstr(k0, 30), 30))
 
 
 def teacher_labels(act, limit=41):
