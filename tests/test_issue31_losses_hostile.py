@@ -164,3 +164,18 @@ def test_continuation_failure_says_what_its_lam_is(monkeypatch):
         srf_solve("tanh", "sign", loss="exp(-y*yhat)", **ISSUE)
     msg = str(exc.value)
     assert "lam = 10 there is a step of the lambda-continuation" in msg and "lam = 0.1 given" in msg
+
+
+def test_cli_zero_readout_prints_the_reason(capsys):
+    """On the user's path: exit 0, the exact value with its error, and the line that says why a = 0."""
+    import json
+
+    from onestep_theory.cli.main import main
+    argv = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "1", "--beta",
+            "1", "--lam", "0.1", "--loss", "Min(0, yhat)**2"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "a = 0 minimises the training objective" in text and "not reported: the loss is kinked" in text
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert abs(float(d["test_error"]) - SIN2) <= float(d["abs_error"]) and d["status"] == "zero readout (exact)"
