@@ -15,15 +15,19 @@ so that for every shift the sum over the window :math:`|x_m-a|\le Ls` is the pol
 three Arb polynomial evaluations.
 
 Error (Poisson summation): for :math:`g` analytic in :math:`|\operatorname{Im}x|<d`, the trapezoid's error is at
-most :math:`2M/(e^{2\pi d/h}-1)` with :math:`M\le\sup|f|\,e^{d^2/2c}` on the strip, so the step is set from
-:math:`\min_{0<d\le 1}(d^2/2c - 2\pi d/h) \le -\ln 10\,(D+2)` (:math:`D` = the accuracy asked +
-:data:`MARGIN`; the strip :math:`d = 1` assumed by the panel rule's ``hmax``) and then **verified**: at up to
-seven shifts spread over the range the sums at :math:`h` and :math:`h/2` must agree to :math:`10^{-(D+1)}` of
-their scale, else :math:`h` is halved (at most :data:`MAX_HALVINGS` times; then ``None`` and the caller uses the
-panel rule).  The window :math:`L` puts the neglected Gaussian tail below :math:`10^{-(D+4)}\max(1,\sup|f|)`.
-Refinement ``level`` divides the verified step by :data:`~onestep_theory.hermite.quadrature.GROWTH` per level (and
-widens the window), so the change between two levels of the saddle point measures this rule's error like the panel
-rule's (docs/theory/numerics.md §5).
+most :math:`2M_g/(e^{2\pi d/h}-1)` with :math:`M_g` the integral of :math:`|g|` on the lines
+:math:`\operatorname{Im}x=\pm d`, at most :math:`\max(1,M)^2e^{d^2/2c}(1+d/s)` for the three moments when
+:math:`|f|\le M` on the strip.  :math:`M` is **certified**, not assumed: Arb encloses :math:`f` on complex tiles
+covering :math:`[x_0,x_1]\times[-d,d]` (:func:`strip_sup`; a pole or a steep feature in the strip gives an infinite
+or a huge bound), for :math:`d\in\{1,\tfrac12,\dots,\tfrac1{16}\}` and the Gaussian optimum :math:`\sqrt{2cD}`,
+and the step is the largest with the bound at :math:`10^{-(D+2)}` of the moments' scale (:func:`strip_step`;
+:math:`D` = the accuracy asked + :data:`MARGIN`); a function with no finite bound on any of these strips is left to
+the panel rule (``None``).  The step is then also checked: at seven shifts spread over the range the sums at
+:math:`h` and :math:`h/2` must agree to :math:`10^{-(D+1)}` of their scale beyond the balls' rounding, else
+:math:`h` is halved (at most :data:`MAX_HALVINGS` times).  The window :math:`L` puts the neglected Gaussian tail
+below :math:`10^{-(D+4)}\max(1,\sup|f|)`.  Refinement ``level`` divides the step by
+:data:`~onestep_theory.hermite.quadrature.GROWTH` per level (and widens the window), so the change between two
+levels of the saddle point measures this rule's error like the panel rule's (docs/theory/numerics.md §5).
 
 References
 ----------
@@ -40,7 +44,8 @@ import flint
 from ...core.precision import refined
 from ...hermite.quadrature import GROWTH
 
-__all__ = ["grid_step", "grid_smooth_arb", "GRID_MIN_POINTS", "MAX_GRID_NODES", "MAX_HALVINGS", "STRIP", "MARGIN"]
+__all__ = ["grid_step", "strip_sup", "strip_step", "grid_smooth_arb", "GRID_MIN_POINTS", "MAX_GRID_NODES",
+           "MAX_HALVINGS", "STRIP", "MARGIN"]
 
 #: fewer shifts than this: the panel rule (its one-off cost is smaller than the grid's)
 GRID_MIN_POINTS = 24
@@ -59,7 +64,8 @@ MARGIN = 4
 
 
 def grid_step(c: float, accuracy: float, strip: float = STRIP) -> float:
-    r"""The trapezoid's step for the weight :math:`\varphi_{\sqrt c}` and ``accuracy`` digits: the largest
+    r"""The a-priori step for :math:`|f|\le1` on the strip (the certified one: :func:`strip_step`), for the weight
+    :math:`\varphi_{\sqrt c}` and ``accuracy`` digits: the largest
     :math:`h` with :math:`\min_{0<d\le\text{strip}}(d^2/2c - 2\pi d/h)\le-\ln 10\,(\text{accuracy}+2)`.
 
     >>> round(grid_step(1.0, 32), 6)
@@ -118,14 +124,73 @@ def _grid_for(fn, h, lo, hi, halfwidth, c, nmax):
     return _Grid(fn, h, mlo, mhi, c)
 
 
+def strip_sup(fn, x0: float, x1: float, d: float, tile: float = 0.25) -> float:
+    r"""A rigorous upper bound of :math:`|f|` on the rectangle :math:`[x_0,x_1]\times[-d,d]`: Arb enclosures of ``fn``
+    on complex tiles of side at most ``tile`` (f real on the real axis: the lower half mirrors the upper); ``inf``
+    where an enclosure is not finite (a singularity in the strip, or an overflow) or ``fn`` takes no complex ball.
+
+    >>> from onestep_theory.core.precision import workdps
+    >>> with workdps(20):
+    ...     1.557 < strip_sup(lambda t: t.tanh(), -3, 3, 1) < 4, strip_sup(lambda t: 1 / (1 + t * t), -3, 3, 1)
+    (True, inf)
+    """
+    nx, ny = max(1, math.ceil((x1 - x0) / tile)), max(1, math.ceil(d / tile))
+    wx, wy = (x1 - x0) / nx / 2, d / ny / 2
+    top = 0.0
+    for i in range(nx):
+        re = flint.arb(x0 + (2 * i + 1) * wx, wx)
+        for j in range(ny):
+            try:
+                v = fn(flint.acb(re, flint.arb((2 * j + 1) * wy, wy)))
+            except (TypeError, AttributeError, ValueError, ZeroDivisionError):
+                return math.inf
+            if not v.is_finite():
+                return math.inf
+            top = max(top, float(abs(v).upper()))
+    return top
+
+
+def strip_step(fn, x0: float, x1: float, sf: float, accuracy: float,
+               strips: tuple = (1, 1 / 2, 1 / 4, 1 / 8, 1 / 16)):
+    r"""The trapezoid's step certified by the strip (module docstring): over the half-widths ``d`` (and the Gaussian
+    optimum :math:`\sqrt{2cD}`), with :math:`M` = :func:`strip_sup` on :math:`[x_0,x_1]\times[-d,d]`,
+    :math:`M_g = \max(1,M)^2 e^{d^2/2c}(1+d/s)` bounds :math:`\int|g|` on the lines :math:`\operatorname{Im}x=\pm d`
+    for the three moments, and :math:`h(d) = 2\pi d/\ln(1 + 2M_g10^{D+2}/F)`, F = max(1, sup|f| on the real range)
+    (the moments' scale); the largest h(d), or None when every enclosure is infinite.  Returns ``(h, F)``."""
+    c = sf * sf
+    D = math.log(10) * (accuracy + 2)
+    cands = sorted(set(strips) | {min(1.0, math.sqrt(2 * c * D))}, reverse=True)
+    sups = {d: strip_sup(fn, x0, x1, d) for d in cands}
+    F = max(1.0, sups[cands[-1]])             # the thinnest strip's bound: at least sup|f| on the real range
+    best = None
+    for d, M in sups.items():
+        if not math.isfinite(M):
+            continue
+        log_mg = 2 * math.log(max(1.0, M)) + d * d / (2 * c) + math.log(1 + d / sf)
+        h = 2 * math.pi * d / (math.log(2) + log_mg + D - math.log(F))
+        best = h if best is None else max(best, h)
+    return (None, F) if best is None or not math.isfinite(F) else (best, F)
+
+
 def _verified_step(fn, shifts, sf, c, accuracy):
-    """The first step h for which the sums at h and h/2 agree at up to seven shifts spread over the range, or None."""
+    """The step certified by the strip (:func:`strip_step`), then checked: the sums at h and h/2 must agree at up to
+    seven shifts spread over the range (else h halves); ``(h, L)``, or None."""
     order = sorted(range(len(shifts)), key=lambda i: float(shifts[i].mid()))
     picks = sorted({order[round(j * (len(order) - 1) / 6)] for j in range(7)})
     sample = [shifts[i] for i in picks]
     lo, hi = (float(v.mid()) for v in (sample[0], sample[-1]))
-    h = grid_step(sf * sf, accuracy)
     L = _half_width(accuracy, 1.0)
+    for _ in range(3):                    # the range checked (2 L s beyond the shifts) covers the windows (L' s)
+        h, F = strip_step(fn, lo - 2 * L * sf, hi + 2 * L * sf, sf, accuracy)
+        if h is None:
+            return None
+        need = _half_width(accuracy, F)
+        if need <= 1.5 * L:
+            L = max(L, need)
+            break
+        L = need
+    else:
+        return None
     tol = 10.0 ** -(accuracy + 1)
     for _ in range(MAX_HALVINGS + 1):
         for _ in range(3):                # the window widened until it covers sup|f| on the grid
@@ -176,6 +241,8 @@ def grid_smooth_arb(fn, shifts, s, accuracy: float, level: int = 0):
     if not (math.isfinite(sf) and sf > 0):
         return None
     af = [float(a.mid()) for a in shifts]
+    if not all(math.isfinite(v) for v in af):
+        return None
     lo, hi = min(af), max(af)
     L0 = _half_width(accuracy, 1.0)
     X = max(abs(lo), abs(hi)) + 2 * L0 * sf
