@@ -179,3 +179,20 @@ def test_cli_zero_readout_prints_the_reason(capsys):
     assert main([*argv, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert abs(float(d["test_error"]) - SIN2) <= float(d["abs_error"]) and d["status"] == "zero readout (exact)"
+
+
+def test_prox_of_a_super_gaussian_loss_far_out():
+    """exp((y - yhat)**2): l'(y, omega) overflows (or is 1e294) at omega = 30, -40, -25, so the bracket
+    [omega, omega - V l'(omega)] was not finite or useless (exit 3); the doubling bracket finds the prox, checked
+    against its defining equation x - omega + V l'(y, x) = 0 and bounded Brent on the Moreau objective."""
+    from scipy.optimize import minimize_scalar
+    L = loss("exp((y - yhat)**2)")
+    y, w, V = np.array([1.0, -1, 1, -1]), np.array([30.0, -40, -25, 3]), np.array([0.5, 2, 0.1, 1])
+    x, dx = L.prox(y, w, V)
+    g = x - w + V * 2 * (x - y) * np.exp((x - y) ** 2)
+    assert np.all(np.abs(g) <= 1e-12 * (1 + np.abs(w)))
+    for yi, wi, vi, xi in zip(y, w, V, x):
+        ref = minimize_scalar(lambda t: (t - wi) ** 2 / (2 * vi) + math.exp(min((yi - t) ** 2, 700.0)),
+                              bounds=(yi - 4, yi + 4), method="bounded", options={"xatol": 1e-12}).x
+        assert abs(xi - ref) < 1e-7
+    assert np.all((dx > 0) & (dx < 1))

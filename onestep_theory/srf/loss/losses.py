@@ -129,9 +129,10 @@ def _bracketed_newton(fn, x, lo, hi, name):
     for _ in range(_NEWTON_STEPS):
         xi = x[idx]
         g, gp = fn(xi, idx)
-        if not (np.all(np.isfinite(g)) and np.all(np.isfinite(gp))):
+        big = np.isinf(g) | np.isinf(gp)          # overflow far from the root (a loss like exp(yhat**2)): bisect
+        if np.isnan(g).any() or np.isnan(gp[~big]).any():
             raise FloatingPointError(f"prox of the {name} loss: not finite at a trial point")
-        step = g / gp
+        step = np.where(big, np.inf, g / np.where(big, 1.0, gp))
         conv = (np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi))) | (hi[idx] - lo[idx] <= 4e-16 * np.maximum(
             1, np.abs(xi)))                     # the bracket has collapsed: a root on a kink (g jumps sign there)
         x[idx[conv]] = xi[conv] - np.where(np.abs(step) <= 1e-14 * np.maximum(1, np.abs(xi)), step, 0.0)[conv]
@@ -164,6 +165,9 @@ def _newton_prox(L: Loss, y, w, V):
     y, w, V = (np.array(a, dtype=float) for a in np.broadcast_arrays(y, w, V))
     with np.errstate(over="ignore", invalid="ignore"):
         e = w - V * L.d1(y, w)
+    far = np.isfinite(w) & ~(np.abs(e - w) <= 1e6 * (1 + np.abs(w)))
+    if far.any():                      # l' huge or overflowing at omega (exp((y-yhat)**2) far out): bracket by doubling
+        e[far] = _far_bracket(L, y[far], w[far], V[far])
     if not (np.all(np.isfinite(e)) and np.all(np.isfinite(w))):
         raise FloatingPointError(f"prox of the {L.name} loss: its derivative is not finite in float64 at |yhat| <= "
                          f"{float(np.max(np.abs(w))):.3g}")
@@ -187,6 +191,25 @@ def _newton_prox(L: Loss, y, w, V):
         g = x - w + V * L.d1(y, x)
         dx = np.where(np.abs(g) > 1e-9 * np.maximum(1, np.abs(w)), 0.0, dx)
     return x, dx
+
+
+def _far_bracket(L: Loss, y, w, V):
+    r"""The other end of the prox's bracket where :math:`\omega-V\ell'(y,\omega)` overflows (a loss growing like
+    :math:`e^{\hat y^2}`; docs/theory/srf-theory.md §13): :math:`g(x)=x-\omega+V\ell'(y,x)` has the sign of
+    :math:`\ell'(y,\omega)` at ω and is increasing, so the first of :math:`\omega-s\,2^k` (s that sign,
+    k = 0, 1, ...) where g is finite with the other sign closes the bracket; NaN where none does (then refused)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.sign(L.d1(y, w))
+        out = np.full(w.shape, np.nan)
+        todo = np.isfinite(s) & (s != 0)
+        for k in range(1100):
+            if not todo.any():
+                break
+            t = w - s * 2.0 ** k
+            g = t - w + V * L.d1(y, t)
+            done = todo & np.isfinite(g) & (g * s <= 0)
+            out[done], todo = t[done], todo & ~done
+    return out
 
 
 def _logistic_prox(y, w, V):
