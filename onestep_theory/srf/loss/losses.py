@@ -116,7 +116,7 @@ register(_WARM.clear)
 def _bracketed_newton(fn, x, lo, hi, name):
     """Root of an increasing g (``fn(x, idx) -> (g, g')`` on the points ``idx``) inside [lo, hi]: Newton steps
     kept inside the shrinking bracket, with bisection where a step leaves it or where the last step did not
-    halve |g| while still large (Newton bouncing between the ends: the safeguard of rtsafe).  Only points not
+    quarter |g| while still large (Newton bouncing between the ends: the safeguard of rtsafe).  Only points not
     yet converged are iterated.  Starts from the previous root of the same shape (successive saddle-point
     iterates are close), clipped into the bracket."""
     shape = np.shape(x)
@@ -149,7 +149,9 @@ def _bracketed_newton(fn, x, lo, hi, name):
         lo[idx], hi[idx] = l, h
         xn = xi - step
         ag = np.abs(g)
-        bad = (xn < l) | (xn > h) | ((ag > 0.5 * gprev[idx]) & (np.abs(step) > 1e-8 * np.maximum(1, np.abs(xi))))
+        # bisect where a step leaves the bracket or |g| fell by less than 4x (Newton creeps on exp(yhat**2) far
+        # out: g drops by 1/e a step; a half-bracket step is then faster)
+        bad = (xn < l) | (xn > h) | ((ag > 0.25 * gprev[idx]) & (np.abs(step) > 1e-8 * np.maximum(1, np.abs(xi))))
         x[idx] = np.where(bad, 0.5 * (l + h), xn)
         gprev[idx] = ag
     raise ConvergenceError(f"prox of the {name} loss: Newton did not converge", _NEWTON_STEPS)
@@ -197,17 +199,18 @@ def _far_bracket(L: Loss, y, w, V):
     r"""The other end of the prox's bracket where :math:`\omega-V\ell'(y,\omega)` overflows (a loss growing like
     :math:`e^{\hat y^2}`; docs/theory/srf-theory.md §13): :math:`g(x)=x-\omega+V\ell'(y,x)` has the sign of
     :math:`\ell'(y,\omega)` at ω and is increasing, so the first of :math:`\omega-s\,2^k` (s that sign,
-    k = 0, 1, ...) where g is finite with the other sign closes the bracket; NaN where none does (then refused)."""
+    k = 0, 1, ...) where g has the other sign (infinite, if it overflows past the root: the bracketed Newton
+    bisects there) closes the bracket; NaN where none does (then refused)."""
     with np.errstate(over="ignore", invalid="ignore"):
         s = np.sign(L.d1(y, w))
         out = np.full(w.shape, np.nan)
         todo = np.isfinite(s) & (s != 0)
-        for k in range(1100):
+        for k in range(1020):
             if not todo.any():
                 break
             t = w - s * 2.0 ** k
             g = t - w + V * L.d1(y, t)
-            done = todo & np.isfinite(g) & (g * s <= 0)
+            done = todo & ~np.isnan(g) & (g * s <= 0)     # -inf past the root is a sign too (then bisected)
             out[done], todo = t[done], todo & ~done
     return out
 
