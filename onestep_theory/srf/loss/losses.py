@@ -128,7 +128,8 @@ def _bracketed_newton(fn, x, lo, hi, name):
     gprev = np.full(x.size, np.inf)
     for _ in range(_NEWTON_STEPS):
         xi = x[idx]
-        g, gp = fn(xi, idx)
+        with np.errstate(over="ignore"):       # an overflow far from the root is bisected (below), not reported
+            g, gp = fn(xi, idx)
         big = np.isinf(g) | np.isinf(gp)          # overflow far from the root (a loss like exp(yhat**2)): bisect
         if np.isnan(g).any() or np.isnan(gp[~big]).any():
             raise FloatingPointError(f"prox of the {name} loss: not finite at a trial point")
