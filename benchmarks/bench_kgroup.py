@@ -43,7 +43,11 @@ inflated and CPU is the fairer ratio):
   1.0x.
 * ``--quick``, grid built 4 digits past the accuracy asked (``MARGIN``, the landed code): 12-group ``srf --readout
   --dps 30`` 39.5 s -> 6.6 s CPU (**6.0x**; wall 73.5 -> 13.3 s, 5.5x); 12-group spectrum 28.0 -> 4.9 s (5.7x);
-  float64 12 groups 1.9 -> 1.9 s (1.0x).  The printed values of old and new agree within their errors in every case.
+  float64 12 groups 1.9 -> 1.9 s (1.0x).
+* ``--quick --repeat 2``, the landed code (MARGIN and the strip certified by Arb enclosures, b8e3e37): 12-group
+  ``srf --readout --dps 30`` 38.4 s -> 6.1 s CPU (**6.3x**; wall 55.6 -> 7.4 s, 7.5x); 12-group spectrum 27.5 -> 4.9 s
+  CPU (5.6x; wall 5.7x); float64 12 groups 1.0x.  The printed values of old and new agree within their errors in
+  every case.
 """
 
 import argparse
