@@ -31,7 +31,7 @@ from .groupprior import PriorDomainError, kgroup_prior
 __all__ = ["KGroupData", "KGroupFit", "kgroup_map", "kgroup_work", "check_kgroup_work", "solve_kgroup", "MAX_KGROUP_WORK"]
 
 #: Largest :func:`kgroup_work` (K groups at dps D: K (D + 10)^2): 12 groups to 60 digits, 2 groups to 100 (each
-#: about a minute or two on the 2-core machine of benchmarks/bench_kgroup.py; 12 groups at 30 digits: 20 s).
+#: about a minute or two before the shared grid of srf.features.gridsmooth; 12 groups at 30 digits: 6 s CPU, 20 s before).
 MAX_KGROUP_WORK = 12 * 70 ** 2
 #: Safety factor of the rounding term (:func:`~onestep_theory.srf.single.solution.rounding_floor`): measured at five
 #: settings, the float64 values lie 19 to 239 times, the 15- and 25-digit values 5 to 3344 times closer to their
