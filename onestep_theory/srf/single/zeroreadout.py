@@ -132,8 +132,9 @@ def _susceptibilities(p, square, k, c):
     """``((values, errors), None)`` of V1, V2, hat_V1, hat_V2, D for a constant curvature k at 0 (MP prior), else
     ``(None, why)``."""
     if k is None:
-        return None, ("the loss is kinked at yhat = 0 (a one-sided curvature)" if not p.opt.loss.smooth else
-                      "its curvature at yhat = 0 depends on the label")
+        return None, ("the loss is kinked or has no finite curvature at yhat = 0 (one-sided or infinite: no linear "
+                      "response)" if not p.opt.loss.smooth else "its curvature at yhat = 0 depends on the label or "
+                      "is not finite")
     if p.opt.spectrum != "mp":
         return None, f"not derived for the {p.opt.spectrum!r} prior"
     lv = p.inputs["lam"]
