@@ -43,7 +43,7 @@ def _inside(value, err, truth):
     ("Heaviside(yhat - 1)*(yhat - 1)**2 + Heaviside(-1 - yhat)*(yhat + 1)**2", True, 0),
     ("cosh(yhat)**3*Abs(y*yhat)", True, None)])
 def test_zero_minimiser(expr, zero, k):
-    """0 minimises ℓ(y, ·) on the default labels iff ℓ'(y, -h) <= 0 <= ℓ'(y, h) (h = 1e-40; a minimiser 1e-30 away
+    """0 minimises ℓ(y, ·) on the default labels iff ℓ'(y, -h) <= 0 <= ℓ'(y, h) (h = 1e-60; a minimiser 1e-30 away
     is seen); the curvature only where ℓ' does not jump at 0 and ℓ'' has one finite label-free value there
     (SymPy's one-sided limit never returned on the Heaviside sum)."""
     z, kk = zero_minimiser(sp.sympify(expr, {"y": Y, "yhat": YH}))

@@ -220,17 +220,16 @@ def zero_minimiser(e, labels=None):
     r"""Whether :math:`\hat y=0` minimises :math:`\ell(y,\cdot)` for every label, and the curvature there.
 
     For a convex loss, :math:`\ell'(y,-h)\le0\le\ell'(y,h)` puts a minimiser of :math:`\ell(y,\cdot)` in
-    :math:`[-h,h]`; the derivative is evaluated there in mpmath (80 digits, :math:`h=10^{-40}`, any subgradient
+    :math:`[-h,h]`; the derivative is evaluated there in mpmath (100 digits, :math:`h=10^{-60}`, any subgradient
     selection: Heaviside(0) plays no part) on every label (``labels``; None: the default set, or none at all for a
-    loss without y).  Then the readout :math:`a=0` minimises :math:`\sum_\mu\ell(y_\mu,\hat y_\mu)+\frac\lambda2
-    \|a\|^2` up to a displacement with :math:`\lambda\|a\|^2\le2nh\max|\ell'|`: each term is within
-    :math:`h\max|\ell'|` of its minimum at a = 0 and the ridge is strictly smallest there, so
-    :math:`\hat y\equiv0` to :math:`O(\sqrt h)=10^{-20}` relative, whatever the scale of the loss
-    (docs/theory/srf-theory.md §13).  No symbolic limit is taken (SymPy's ran without end on a sum of Heaviside
-    pieces).
+    loss without y).  When 0 is a minimiser the readout :math:`a=0` minimises :math:`\sum_\mu\ell(y_\mu,\hat
+    y_\mu)+\frac\lambda2\|a\|^2` exactly, whatever the scale of the loss (docs/theory/srf-theory.md §13); the one
+    case the test cannot tell from it, minimisers displaced by at most h, fits labels of that size (ŷ of order
+    1e-60).  No symbolic limit is taken (SymPy's ran without end on a sum of Heaviside pieces).
 
-    Returns ``(zero, k)``: ``k`` is :math:`\ell''(y,0)` when its values at :math:`\pm h` agree (to 1e-30) on every
-    label and do not depend on it, as a SymPy number (an integer when it is one); ``None`` otherwise (kinked at 0,
+    Returns ``(zero, k)``: ``k`` is :math:`\ell''(y,0)` when ℓ' does not jump across 0 (by more than 1e-40) and ℓ''
+    has one finite value (to 1e-20 relative) at :math:`\pm h` and :math:`\pm10^{-10}h` on every label, as a SymPy
+    number (an integer when it is one; 0 when ℓ'' vanishes like a power of h); ``None`` otherwise (kinked at 0,
     infinite, or label-dependent).
 
     >>> import sympy as sp
@@ -246,8 +245,8 @@ def zero_minimiser(e, labels=None):
     ys = ([0.0] if not e.has(y) else list(LABELS_DEFAULT) if labels is None else [float(v) for v in labels])
     mods = [{"Heaviside": lambda x, h0=0.5: mpmath.mpf(1) if x > 0 else mpmath.mpf(0) if x < 0 else mpmath.mpf(h0),
              "sign": mpmath.sign, "Max": max, "Min": min, "Abs": abs}, "mpmath"]
-    with mpmath.workdps(80):
-        h = mpmath.mpf(10) ** -40
+    with mpmath.workdps(100):
+        h = mpmath.mpf(10) ** -60
         try:
             f1, f2 = (sp.lambdify((y, yh), d, mods) for d in (d1, d2))
             g = [(mpmath.mpf(f1(mpmath.mpf(v), -h)), mpmath.mpf(f1(mpmath.mpf(v), h))) for v in ys]
@@ -255,7 +254,7 @@ def zero_minimiser(e, labels=None):
             return False, None
         if not all(mpmath.isfinite(a) and mpmath.isfinite(b) and a <= 0 <= b for a, b in g):
             return False, None
-        if any(abs(b - a) > mpmath.mpf(10) ** -30 for a, b in g):
+        if any(abs(b - a) > mpmath.mpf(10) ** -40 for a, b in g):      # smooth: 2 h l'' (l'' < 1e20)
             return True, None           # l' jumps at 0: kinked there, no curvature
         try:
             ks = [[mpmath.mpf(f2(mpmath.mpf(v), t)) for v in ys for t in (-hh, hh)] for hh in (h, h * 10**-10)]

@@ -3,7 +3,7 @@ r"""The zero readout: a general loss minimised at :math:`\hat y=0` for every lab
 If :math:`0\in\partial_{\hat y}\ell(y,0)` for every label y (``exp(yhat**2)``, ``Min(0, yhat)**2``, ``Abs(yhat)``,
 ``y**2*yhat**4``), the training objective :math:`\sum_\mu\ell(y_\mu,\hat y_\mu)+\frac\lambda2\|a\|^2` is minimised
 by :math:`a=0` exactly, for every data set: each loss term is at its minimum there and the ridge is strictly
-smallest.  (:func:`~onestep_theory.srf.loss.losscheck.zero_minimiser` puts a minimiser within :math:`h=10^{-40}` of 0
+smallest.  (:func:`~onestep_theory.srf.loss.losscheck.zero_minimiser` puts a minimiser within :math:`h=10^{-60}` of 0
 on every label the teacher takes; a displaced one moves :math:`\hat y` by :math:`O(\sqrt h)`, far below the
 printed errors.)  So :math:`\hat y\equiv0` and, with
 :math:`g=\gamma\kappa+\rho z\sim\mathcal N(0,1)`,
