@@ -87,11 +87,15 @@ def _power(e: int) -> str:
 def latex_number(value: str, error: str, form: str = "siunitx") -> str:
     r"""The printed pair ``(value, error)`` of :func:`~onestep_theory.core.vouching.vouch` as LaTeX: the value's
     digits as printed, the error in units of its last digit rounded up (``siunitx``: ``\num{1.2345(12)}``; ``pm``:
-    ``$1.2345 \pm 1.2\times10^{-3}$``).  A zero value is written to the error's decimal place and one more; a value
-    with no vouched digit (error ``inf``, a non-finite value) as a dash with the word.
+    ``$1.2345 \pm 1.2\times10^{-3}$``).  A zero value is written to the error's decimal place and one more; so is a
+    value whose last digit is 100 times the error or more (its zeros written out: the error is not inflated to a unit
+    of that digit), and a value printed 1000 times below its error's place is rounded there, the rounding added to the
+    error; a value with no vouched digit (error ``inf``, a non-finite value) as a dash with the word.
 
     >>> latex_number("0", "4.52e-14"), latex_number("3e-7", "5.1e-6"), latex_number("1", "0")
     ('\\num{0.0(46)e-14}', '\\num{3(51)e-7}', '\\num{1}')
+    >>> latex_number("1", "1.4e-14"), latex_number("3e-301", "2.6e-14")     # never inflated to a unit of the value
+    ('\\num{1.000000000000000(14)}', '\\num{0.0(27)e-14}')
     """
     if form not in FORMS:
         raise InvalidParameterError("table", form, f"one of {', '.join(FORMS)}")
@@ -102,10 +106,28 @@ def latex_number(value: str, error: str, form: str = "siunitx") -> str:
     err = fractions.Fraction(str(error).strip())
     if err < 0:
         raise InvalidParameterError("error", error, "an error >= 0")
-    if int(whole) == 0 and not frac.strip("0") and err > 0:      # a zero value: the error's place and one more
-        lead = math.floor(math.log10(err))
-        lead += (fractions.Fraction(10) ** (lead + 1) <= err) - (fractions.Fraction(10) ** lead > err)
+    ten = fractions.Fraction(10)
+    lead = None
+    if err > 0:                             # the error's leading decimal place, exactly (no float: 1e400 is fine)
+        lead = len(str(err.numerator)) - len(str(err.denominator))
+        while ten ** lead > err:
+            lead -= 1
+        while ten ** (lead + 1) <= err:
+            lead += 1
+    if lead is not None and err / ten ** (exp - len(frac)) >= 1000:
+        # a value printed far below its error's place (3e-301 +/- 2.6e-14): rounded to the error's place and one
+        # more, the rounding added to the error (the interval contains the printed one)
+        v, P = fractions.Fraction(sign + whole + "." + (frac or "0")) * ten ** exp, lead - 1
+        vr = round(v / ten ** P)
+        err = err + abs(v - vr * ten ** P)
+        lead += (ten ** (lead + 1) <= err)
+        sign, whole, frac, exp = ("-" if vr < 0 else ""), str(abs(vr)), "", P
+    if int(whole) == 0 and not frac.strip("0") and lead is not None:    # a zero value: the error's place and one more
         whole, frac, exp = "0", "0", lead
+    elif lead is not None and ten ** (exp - len(frac)) >= 100 * err:
+        # the value's last printed digit two decades and more above the error (an exact "1" +/- 1.4e-14): its zeros
+        # written out to the error's place and one more, so that the error is not inflated to a unit of that digit
+        frac += "0" * (exp - len(frac) - (lead - 1))
     place = exp - len(frac)
     units = math.ceil(err / fractions.Fraction(10) ** place) if err > 0 else 0
     mant = sign + whole + ("." + frac if frac else "")
