@@ -210,3 +210,32 @@ def test_reduced_u2_at_dps_30_contains_the_reference(capsys):
     assert f"test_error={d['test_error']} ± {d['errors']['test_error']}" in text
     (v, e), dj = cli_pair(capsys, "--dps", "30")
     assert contains(v, e, REF_U2) and dj["digits"] == 30
+
+
+@pytest.mark.slow
+def test_kgroup_json_abs_error_covers_the_printed_value():
+    """srf --readout --json: value +/- abs_error contains the 30-digit value (abs_error was the raw estimate, which
+    left out the rounding of the printed digits: 1e-22 beside a 15-digit value)."""
+    import contextlib
+    import io
+    import json as _json
+
+    import mpmath as _mp
+
+    from onestep_theory.cli.main import main
+
+    base = ["srf", "--student", "tanh", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2", "--beta",
+            "1", "--lam", "0.1", "--readout", "1:0.5,2:0.5"]
+
+    def run(extra):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main(base + extra) in (0, None)
+        return _json.loads(buf.getvalue())
+
+    ref = run(["--dps", "30", "--json"])
+    for extra in ([], ["--dps", "15"]):
+        d = run(extra + ["--json"])
+        with _mp.workdps(50):
+            assert abs(_mp.mpf(d["test_error"]) - _mp.mpf(ref["test_error"])) <= \
+                _mp.mpf(d["abs_error"]) + _mp.mpf(ref["abs_error"]), extra
