@@ -212,10 +212,10 @@ def test_cli_grid_against_panels(monkeypatch, student, extra):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="F's review: for an even student (m = theta = psi = 0) the --dps path prints q1 = "
-                                       "2.0e+46 +/- 1.69e+46 (grid) or -2e-160 +/- 3.69e-38 (panel rule) at --dps 30, "
-                                       "float64 0.963740394322295 +/- 2.37e-14: the mp solver's q1, not the grid")
 def test_even_student_q1_at_dps_agrees_with_float64():
+    """F's review: for an even student (r = 0, mu1 = 0 to rounding, hat V1 ~ 1e-80) the --dps path printed q1 =
+    2.0e+46 +/- 1.69e+46 (grid) or -2e-160 +/- 3.69e-38 (panel rule), float64 0.963740394322295 +/- 2.37e-14: the
+    Marchenko-Pastur closed form lost 2 log10(t/c) digits at t = (lam + hat V2)/hat V1 ~ 1e79 (srf.single.priors)."""
     base = ["srf", "--student", "1/(1+x**2)", "--teacher", "sin", "--alpha0", "20", "--eta", "3", "--alpha", "2",
             "--beta", "1", "--lam", "1/10", "--allow-non-odd"]
     f64, mp30 = _cli_json(base), _cli_json(base + ["--dps", "30"])

@@ -14,9 +14,11 @@ from __future__ import annotations
 import fractions
 import itertools
 import json
+import math
 import re
 
 import numpy as np
+
 import pytest
 
 from onestep_theory import InvalidParameterError
@@ -239,3 +241,33 @@ def test_kgroup_json_abs_error_covers_the_printed_value():
         with _mp.workdps(50):
             assert abs(_mp.mpf(d["test_error"]) - _mp.mpf(ref["test_error"])) <= \
                 _mp.mpf(d["abs_error"]) + _mp.mpf(ref["abs_error"]), extra
+
+
+@pytest.mark.parametrize("dps", [15, 30, 50])
+@pytest.mark.parametrize("u_exp", [8, 20, 60])
+def test_mp_integrals_at_large_t_against_the_moment_series(dps, u_exp):
+    """The Marchenko-Pastur integrals at t = (lam + hat V2)/hat V1 = 10^u_exp against their series in u = 1/t from the
+    moments m1 = c, m2 = c^2 (1 + beta), m3 = c^3 (1 + 3 beta + beta^2) (independent of the closed form, which lost
+    2 log10(t/c) digits there: an even student's q1 at --dps came out -2e-111 instead of 0.9637)."""
+    import mpmath as _mp
+
+    from onestep_theory.core.precision import precision
+    from onestep_theory.srf.single.priors import mp_integrals
+
+    with precision(dps):
+        c, beta, L = _mp.mpf(1) + _mp.mpf(1) / 3, _mp.mpf(3) / 2, _mp.mpf(7) / 10
+        hV1 = L * _mp.mpf(10) ** -u_exp
+        V1, V2, J1, J2, K0 = mp_integrals(c, beta, L, hV1, _mp.mpf(0), _mp.sqrt)
+        u = hV1 / L
+        K = (dps + 10) // u_exp + 2     # terms: u^K below the digits asked
+        # the moments of the MP law (scale c, ratio beta): Narayana numbers, m_k = c^k sum_j N(k, j) beta^(j-1)
+        m = [1] + [c ** k * sum(math.comb(k, j) * math.comb(k, j - 1) // k * beta ** (j - 1) for j in range(1, k + 1))
+                   for k in range(1, K + 3)]
+
+        def series(shift, power):       # E rho^shift / (1 + u rho)^power = sum_k C(power+k-1, k) (-u)^k m_(shift+k)
+            return sum(math.comb(power + k - 1, k) * (-u) ** k * m[shift + k] for k in range(K))
+
+        tol = _mp.mpf(10) ** -(dps - 1)
+        assert abs(V1 * L - series(1, 1)) <= tol and abs(V2 * L - series(0, 1)) <= tol
+        assert abs(J1 * L * L - series(2, 2)) <= tol * m[2]
+        assert abs(J2 * L * L - series(1, 2)) <= tol and abs(K0 * L * L - series(0, 2)) <= tol

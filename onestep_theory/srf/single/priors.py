@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 
 from ...core.caches import cached
+from ...core.precision import refined
 from ...hermite.quadrature import gauss_legendre
 
 __all__ = ["mp_integrals", "mp_integrals_quad", "empirical_from_weights", "from_trained"]
@@ -32,10 +34,26 @@ def mp_integrals(c, beta, lam, hV1, hV2, sqrt=math.sqrt):
     :math:`J_1=(1-2ts-t^2s')/\hat V_1^2`.  Works for float and mpf (pass ``sqrt=mpmath.sqrt``).
     """
     L = lam + hV2
-    # float64 with t > x_+ / eps (x_+ = c(1+sqrt(beta))^2 the spectrum's top): hV1 rho <= eps L on the support, so the
-    # hV1 = 0 forms are exact to rounding; the closed form overflowed there (t^2 > 1e308: a loss of scale 1e-300)
-    if hV1 == 0 or (isinstance(hV1, float) and L > hV1 * c * (1 + math.sqrt(beta)) ** 2 * 2.0 ** 52):
+    # t > x_+ / eps (x_+ = c(1+sqrt(beta))^2 the spectrum's top, eps the unit of the working precision): hV1 rho <=
+    # eps L on the support, so the hV1 = 0 forms are exact to rounding; the closed form overflowed there in float64
+    # (t^2 > 1e308: a loss of scale 1e-300) and, in mpmath, lost 2 log10(t/c) digits to cancellation (an even
+    # student at r = 0: mu1 = 0 to rounding, hV1 ~ 1e-80, printed q1 = -2e-111 +/- 3e-23 where the limit is 0.9637)
+    mp = isinstance(hV1, mpmath.mpf)
+    unit = mpmath.mpf(2) ** -mpmath.mp.prec if mp else 2.0 ** -52
+    if hV1 == 0 or L * unit > hV1 * c * (1 + sqrt(beta)) ** 2:
         return c / L, 1 / L, c * c * (1 + beta) / L**2, c / L**2, 1 / L**2
+    if mp and L > 10 * c * hV1:
+        # the cancellation in j1 and J2 costs 2 log10(t/c) digits: computed with as many more (at most twice the
+        # working digits: beyond, the hV1 = 0 forms above apply), then rounded back
+        lost = math.ceil(2 * float(mpmath.log10(L / (c * hV1)))) + 2
+        with refined(lost, why="the closed form's cancellation at large t = (lam + hV2)/hV1: 2 log10(t/c) digits"):
+            out = _closed(c, beta, L, hV1, sqrt)
+        return tuple(+v for v in out)
+    return _closed(c, beta, L, hV1, sqrt)
+
+
+def _closed(c, beta, L, hV1, sqrt):
+    """The closed forms of :func:`mp_integrals` at t = L / hV1 > 0 (at the ambient precision)."""
     t = L / hV1
     bq = t + c - c * beta
     disc = sqrt(bq * bq + 4 * c * beta * t)
