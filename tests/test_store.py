@@ -192,11 +192,15 @@ def test_missing_or_unopenable_path_refused(tmp_path):
 
 # ---------------------------------------------------------------- several processes
 def _writer(path, wid, barrier, out):
-    barrier.wait()                                                     # all open the (not yet created) store at once
-    with ResultStore(path) as st:
-        own = sum(st.put("net", {"worker": wid}, 100, i, {"i": i, "worker": wid}, 0.0) for i in range(50))
-        shared = sum(st.put("net", {"worker": "any"}, 100, i, {"by": wid}, 0.0) for i in range(5))
-    out.put((wid, own, shared))
+    try:
+        barrier.wait()                                                 # all open the (not yet created) store at once
+        with ResultStore(path) as st:
+            own = sum(st.put("net", {"worker": wid}, 100, i, {"i": i, "worker": wid}, 0.0) for i in range(50))
+            shared = sum(st.put("net", {"worker": "any"}, 100, i, {"by": wid}, 0.0) for i in range(5))
+        out.put((wid, own, shared))
+    except BaseException as exc:        # reported, not lost: the test then names it instead of waiting for it
+        out.put((wid, "error", f"{type(exc).__name__}: {exc}"))
+        raise
 
 
 def test_concurrent_writers_lose_nothing(path):
@@ -210,7 +214,8 @@ def test_concurrent_writers_lose_nothing(path):
     procs = [ctx.Process(target=_writer, args=(str(path), w, barrier, out)) for w in range(4)]
     for pr in procs:
         pr.start()
-    reports = [out.get(timeout=60) for _ in procs]
+    reports = [out.get(timeout=120) for _ in procs]
+    assert not [r for r in reports if r[1] == "error"], reports
     for pr in procs:
         pr.join(60)
         assert pr.exitcode == 0
