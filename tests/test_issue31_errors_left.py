@@ -271,3 +271,11 @@ def test_mp_integrals_at_large_t_against_the_moment_series(dps, u_exp):
         assert abs(V1 * L - series(1, 1)) <= tol and abs(V2 * L - series(0, 1)) <= tol
         assert abs(J1 * L * L - series(2, 2)) <= tol * m[2]
         assert abs(J2 * L * L - series(1, 2)) <= tol and abs(K0 * L * L - series(0, 2)) <= tol
+
+
+def test_finite_w_reports_progress_per_bulk():
+    """The finite-W prior (3 minutes at the default p = 600) calls progress(i, n) after each bulk, both widths."""
+    calls = []
+    srf_groups("tanh", "sin", prior="finite-w", sampler=sample_bulks, bulk_p=40, bulk_count=2, seed=0,
+               progress=lambda i, n: calls.append((i, n)), **KG)
+    assert calls == [(i, 4) for i in range(1, 5)]

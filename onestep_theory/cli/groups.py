@@ -87,9 +87,9 @@ def run_srf_groups(args):
                 " (--bulk-p and --bulk-count belong to --prior finite-w)" if flag.startswith("--bulk") else ""))
     kw = dict(prior="finite-w", sampler=sample_bulks, bulk_p=args.bulk_p, bulk_count=args.bulk_count,
               seed=args.seed) if finite else dict(dps=args.dps)
-    with _progress(args, "K-group saddle point", "kappa-rule level") as pr:
+    with _progress(args, "K-group saddle point", "sampled bulk" if finite else "kappa-rule level") as pr:
         sol = srf_groups(args.student, args.teacher, readout_spec=args.readout, alpha=args.alpha, beta=args.beta,
-                         lam=args.lam, tol=args.tol, progress=None if finite else pr, **kw, **rcg_kw(args))
+                         lam=args.lam, tol=args.tol, progress=pr, **kw, **rcg_kw(args))
     d = sol.to_dict()
     d.pop("reduced", None)
     # abs_error: the printed error (the rounding of the printed value included), as srf's single-group JSON; the raw

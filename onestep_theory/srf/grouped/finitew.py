@@ -123,12 +123,13 @@ def group_map(x, G: GroupSetup, bulk: GroupBulk, alpha, beta, lam, noise_var, la
 
 
 def finite_w_solve(student, teacher, red: Readout, gp, gamma, cc, o, *, bulks, sampler, bulk_p, bulk_count, seed,
-                   annealed, tol, max_iter) -> dict:
+                   annealed, tol, max_iter, progress=None) -> dict:
     """The finite-W K-group saddle point on sampled bulks (:func:`~onestep_theory.srf.grouped.groups.srf_groups`,
     ``prior="finite-w"``): ``bulk_count`` bulks of width ``bulk_p`` and as many of half the width (or the given
     ``bulks``).  Returns the mean over the widest bulks, the error budget (``sampling``, ``finite_size``,
     ``discretisation``, ``solver``; NaN parts make the total NaN) and the diagnostics; the order parameters
-    (``order``: their means over the same bulks) with the same budget's total (``order_err``)."""
+    (``order``: their means over the same bulks) with the same budget's total (``order_err``).  ``progress(i, n)``
+    is called after each bulk's fixed point (n: all bulks, both widths)."""
     be = o[1]
     if bulks is None:
         if sampler is None:
@@ -161,9 +162,15 @@ def finite_w_solve(student, teacher, red: Readout, gp, gamma, cc, o, *, bulks, s
     spikes = [rj for rj, _ in gp]
     G0 = group_setup(student, teacher, spikes, cs, gamma, level=0)
     G1 = group_setup(student, teacher, spikes, cs, gamma, level=1)
-    runs = {}
+    runs, total, done = {}, sum(len(v) for v in sizes.values()), [0]
+
+    def tick():
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
     for pk in sorted(sizes, reverse=True):
-        runs[pk] = _finite_w(sizes[pk], G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter)
+        runs[pk] = _finite_w(sizes[pk], G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter, tick)
         x0 = runs[pk]["x"]
     main = runs[max(runs)]
     per = main["per"]
@@ -214,7 +221,7 @@ def _unflat(vec, shapes) -> dict:
     return out
 
 
-def _finite_w(bulks, G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter) -> dict:
+def _finite_w(bulks, G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter, tick=lambda: None) -> dict:
     """Solve on each bulk of one size.  Errors of the values (the test error and every order parameter, max over
     bulks): ``solv``, the change under one Newton correction with a finite-difference Jacobian; ``disc``, the change
     to the fixed point of the coarser κ-rule (one Newton step with the same Jacobian, computed on the first bulk of
@@ -245,5 +252,6 @@ def _finite_w(bulks, G0, G1, cs, red, annealed, o, layout, x0, tol, max_iter) ->
         if rank is None:
             rank = vals["m_rank"]
             shapes = {k: np.shape(vals[k]) for k in ORDER}
+        tick()
     return dict(per=[float(y[0]) for y in ys], ys=np.array(ys), disc=disc + np.zeros(len(ys[0])),
                 solv=solv + np.zeros(len(ys[0])), fev=fev, res=res, shapes=shapes, rank=rank, d=d, x=x0)

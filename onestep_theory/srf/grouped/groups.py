@@ -112,7 +112,7 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
     over v and :math:`\theta_\perp` given Ω (:func:`~onestep_theory.srf.grouped.finitew.group_bulk`).  ``reduce=False``
     keeps the groups as given (a check of the reductions).  The asymptotic prior's work is bounded before it starts
     (:func:`~onestep_theory.srf.grouped.kgroup.check_kgroup_work`: K (dps + 10)^2 at most
-    :data:`~onestep_theory.srf.grouped.kgroup.MAX_KGROUP_WORK`); ``progress(i, n)`` is called after each κ-rule level.
+    :data:`~onestep_theory.srf.grouped.kgroup.MAX_KGROUP_WORK`); ``progress(i, n)`` is called after each κ-rule level (finite-W: after each bulk).
 
     >>> sol = srf_groups("tanh", "sin", readout_spec="1:0.5,-1:0.5", alpha0=20, eta=3, alpha=1, beta=1, lam="0.1")
     >>> sol.method.startswith("reduced"), round(float(sol.test_error), 8)    # = the uniform readout (§11.4)
@@ -170,7 +170,7 @@ def srf_groups(student, teacher, *, readout_spec, alpha, beta, lam, noise_var=0,
         gp = group_params(float(rr), float(cc), red)
         fw = finite_w_solve(student, teacher, red, gp, gg, cc, (al, be, la, nv), bulks=bulks, sampler=sampler,
                             bulk_p=bulk_p, bulk_count=bulk_count, seed=seed, annealed=annealed, tol=tol or 1e-10,
-                            max_iter=max_iter)
+                            max_iter=max_iter, progress=progress)
         main, err = fw["main"], fw["err"]
         return GroupSolution(
             test_error=fw["mean"], abs_error=err, digits=digits_of(fw["mean"], err) if math.isfinite(err) else 0,
